@@ -1,0 +1,1 @@
+"""RAWP-DPS adapter for xcsh-family RPC agents."""

@@ -1,0 +1,1 @@
+"""RAWP-DPS adapter for in-process agent cores."""

@@ -1,0 +1,91 @@
+"""rawp-adapters: run any coding agent behind one standard stream of RAWP-DPS frames.
+
+The public surface, in a few lines::
+
+    from rawp_adapters import AgentMetadata, create_adapter, open_session
+
+    adapter = create_adapter(AgentMetadata(adapter_type="process", settings={...}))
+    async with open_session(adapter, workspace="/abs/dir") as session:
+        await session.send(session.control.prompt("hello"))
+        async for frame in session:          # session.capabilities first,
+            ...                              # session.closed last
+
+Frame models live in :mod:`rawp_adapters.frames`; adapter authors subclass
+:class:`Adapter`; :mod:`rawp_adapters.testing` has a Master driver, an invariant
+checker and a conformance run for any adapter.
+"""
+
+from rawp_adapters._adapter import (
+    Adapter,
+    AdapterSettings,
+    AgentExit,
+    CloseResult,
+    InteractionOutcome,
+    SessionContext,
+    Turn,
+    TurnResult,
+)
+from rawp_adapters._codec import decode_frame, encode_frame, frame_from_dict, utc_timestamp
+from rawp_adapters._control import ControlFrames
+from rawp_adapters._errors import (
+    AdapterLoadError,
+    AdapterNotFoundError,
+    AgentFailure,
+    FrameError,
+    InvalidSettingsError,
+    RawpError,
+    SessionClosedError,
+    StartFailed,
+    UnsupportedOperation,
+)
+from rawp_adapters._frames import DPS_VERSION, ClientFrame, ControlFrame, Frame
+from rawp_adapters._framing import LineFramer, OversizedLine
+from rawp_adapters._registry import (
+    ENTRY_POINT_GROUP,
+    AgentMetadata,
+    InstalledAdapter,
+    create_adapter,
+    installed_adapters,
+    load_adapter_class,
+)
+from rawp_adapters._session import Session, SessionOptions, open_session
+
+__all__ = [
+    "DPS_VERSION",
+    "ENTRY_POINT_GROUP",
+    "Adapter",
+    "AdapterLoadError",
+    "AdapterNotFoundError",
+    "AdapterSettings",
+    "AgentExit",
+    "AgentFailure",
+    "AgentMetadata",
+    "ClientFrame",
+    "CloseResult",
+    "ControlFrame",
+    "ControlFrames",
+    "Frame",
+    "FrameError",
+    "InstalledAdapter",
+    "InteractionOutcome",
+    "InvalidSettingsError",
+    "LineFramer",
+    "OversizedLine",
+    "RawpError",
+    "Session",
+    "SessionClosedError",
+    "SessionContext",
+    "SessionOptions",
+    "StartFailed",
+    "Turn",
+    "TurnResult",
+    "UnsupportedOperation",
+    "create_adapter",
+    "decode_frame",
+    "encode_frame",
+    "frame_from_dict",
+    "installed_adapters",
+    "load_adapter_class",
+    "open_session",
+    "utc_timestamp",
+]

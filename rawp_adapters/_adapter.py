@@ -1,0 +1,195 @@
+"""The adapter contract: what an agent adapter implements and what it is given.
+
+An adapter is the I/O edge to one agent. The session runtime (``open_session``)
+wraps it and owns everything the protocol requires of every adapter: the
+session id, ``seq`` and timestamps, ``session.capabilities`` first, the
+one-prompt-in-flight guard, exactly one ``session.turn.end`` per turn, the
+interaction broker and ``session.closed`` last. An adapter only:
+
+- starts and stops its agent (:meth:`Adapter.start`, :meth:`Adapter.close`);
+- runs one prompt to its end (:meth:`Adapter.prompt`), emitting payloads through
+  :meth:`SessionContext.emit` as the agent produces them;
+- asks the Master for decisions with :meth:`SessionContext.interact`;
+- reports that its agent went away with :meth:`SessionContext.agent_exited`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from structlog.stdlib import BoundLogger
+
+from rawp_adapters._errors import InvalidSettingsError, UnsupportedOperation
+from rawp_adapters._frames import (
+    AgentError,
+    AgentInfo,
+    ClientPayload,
+    Decision,
+    Features,
+    InteractionContext,
+    InteractionType,
+    Mode,
+    PromptRequest,
+    StopReason,
+    TokenUsage,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One prompt being run. Every payload about it carries ``turn_id``."""
+
+    turn_id: str
+    request: PromptRequest
+
+    @property
+    def text(self) -> str:
+        return self.request.text
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """How a turn ended, returned by :meth:`Adapter.prompt`."""
+
+    stop_reason: StopReason = "end_turn"
+    usage: TokenUsage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentExit:
+    """The agent went away on its own (crash, signal, clean exit).
+
+    ``error`` is emitted before the open turn's end (if any) and ``session.closed``.
+    """
+
+    exit_code: int | None = None
+    signal: str | None = None
+    error: AgentError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CloseResult:
+    """What :meth:`Adapter.close` saw of its agent's end."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+OutcomeReason = Literal["answered", "timeout", "aborted", "closed", "malformed", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionOutcome:
+    """The Master's decision. ``allowed`` is true only after an explicit allow."""
+
+    decision: Decision
+    reason: OutcomeReason
+    value: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision == "allow"
+
+
+class SessionContext(Protocol):
+    """What the session runtime gives an adapter."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def log(self) -> BoundLogger: ...
+
+    async def emit(self, payload: ClientPayload) -> None:
+        """Send one payload to the Master, in order. Waits while the host is far behind."""
+
+    async def interact(
+        self,
+        interaction_type: InteractionType,
+        *,
+        turn_id: str | None = None,
+        title: str | None = None,
+        message: str | None = None,
+        options: list[str] | None = None,
+        context: InteractionContext | Mapping[str, Any] | None = None,
+        timeout_ms: int | None = None,
+    ) -> InteractionOutcome:
+        """Ask the Master and wait. Never raises for timeout, abort or close: those deny."""
+
+    def agent_exited(self, exit: AgentExit) -> None:
+        """The agent is gone: end the open turn, deny interactions, close the session."""
+
+
+class AdapterSettings(BaseModel):
+    """Base for an adapter's own settings (``AgentMetadata.settings``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Adapter(ABC):
+    """Base class of every adapter. Subclasses set ``adapter_type`` and ``settings_model``
+    and are registered in the ``rawp_adapters.adapters`` entry-point group."""
+
+    adapter_type: ClassVar[str]
+    settings_model: ClassVar[type[AdapterSettings]] = AdapterSettings
+
+    def __init__(self, settings: AdapterSettings, *, single_turn_process: bool = False) -> None:
+        self.settings = settings
+        self.single_turn_process = single_turn_process
+
+    @classmethod
+    def from_settings(
+        cls, settings: Mapping[str, Any] | None = None, *, single_turn_process: bool = False
+    ) -> Self:
+        """Build from plain settings, validated against ``settings_model``."""
+        try:
+            parsed = cls.settings_model.model_validate(dict(settings or {}))
+        except ValidationError as exc:
+            raise InvalidSettingsError(f"invalid settings for {cls.adapter_type!r}: {exc}") from exc
+        return cls(parsed, single_turn_process=single_turn_process)
+
+    @property
+    @abstractmethod
+    def features(self) -> Features:
+        """What this adapter and its agent can do, stated honestly."""
+
+    @property
+    def agent_info(self) -> AgentInfo | None:
+        """The agent's name and version, when known (read after :meth:`start`)."""
+        return None
+
+    @abstractmethod
+    async def start(self, ctx: SessionContext) -> None:
+        """Start the agent and return once it is ready. Raise ``StartFailed`` if it cannot."""
+
+    @abstractmethod
+    async def prompt(self, turn: Turn) -> TurnResult:
+        """Run one turn to its end. Raise ``AgentFailure`` to end it with an error."""
+
+    async def abort(self, turn: Turn) -> None:
+        """Ask the agent to stop ``turn``; :meth:`prompt` should then return ``cancelled``.
+
+        The default does nothing: the session cancels :meth:`prompt` after its grace.
+        """
+        del turn
+
+    async def compact(self, custom_instructions: str | None) -> None:
+        """Compact the context and emit ``SessionCompacted(trigger="manual")``."""
+        del custom_instructions
+        raise UnsupportedOperation("this agent cannot compact its context")
+
+    async def switch_mode(self, mode: Mode) -> None:
+        del mode
+        raise UnsupportedOperation("this agent has no plan mode")
+
+    @abstractmethod
+    async def close(self) -> CloseResult:
+        """Stop the agent and everything it started; must finish even when cancelled."""

@@ -1,0 +1,99 @@
+"""The exception tree of rawp-adapters.
+
+RawpError
+├── FrameError            a line or object is not a valid DPS frame
+├── AdapterNotFoundError  no installed adapter has that adapter_type
+├── AdapterLoadError      an entry point did not load into an Adapter class
+├── InvalidSettingsError  AgentMetadata.settings do not fit the adapter
+├── SessionClosedError    a control frame was sent to a closed session
+├── AgentFailure          raised by an adapter: the agent failed; carries the agent.error
+│   └── StartFailed       the agent could not be started (SPAWN_FAILED and the like)
+└── UnsupportedOperation  raised by an adapter: the agent cannot do this (compact, mode)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from rawp_adapters._frames import AgentError, AgentErrorCode
+
+
+class RawpError(Exception):
+    """Base of every error this library raises."""
+
+
+class FrameError(RawpError, ValueError):
+    """A line or object is not a valid DPS frame.
+
+    ``frame_type`` is the frame's ``type`` when it could be read; ``data`` is the
+    decoded JSON object when the line was JSON at all.
+    """
+
+    def __init__(
+        self, message: str, *, frame_type: str | None = None, data: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.frame_type = frame_type
+        self.data = data
+
+
+class AdapterNotFoundError(RawpError, LookupError):
+    def __init__(self, adapter_type: str, installed: list[str]) -> None:
+        names = ", ".join(sorted(installed)) or "none"
+        super().__init__(f"no adapter {adapter_type!r} is installed (installed: {names})")
+        self.adapter_type = adapter_type
+        self.installed = installed
+
+
+class AdapterLoadError(RawpError):
+    pass
+
+
+class InvalidSettingsError(RawpError, ValueError):
+    pass
+
+
+class SessionClosedError(RawpError):
+    pass
+
+
+class AgentFailure(RawpError):
+    """Raised by an adapter when the agent failed; the session emits ``error``."""
+
+    def __init__(self, error: AgentError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+    @classmethod
+    def of(
+        cls,
+        message: str,
+        *,
+        code: str = AgentErrorCode.AGENT_ERROR,
+        severity: str = "error",
+        **fields: Any,
+    ) -> Self:
+        return cls(
+            AgentError.model_validate(
+                {"severity": severity, "error_code": code, "message": message, **fields}
+            )
+        )
+
+
+class StartFailed(AgentFailure):
+    """The agent could not be started. Defaults to a fatal ``SPAWN_FAILED``."""
+
+    @classmethod
+    def of(
+        cls,
+        message: str,
+        *,
+        code: str = AgentErrorCode.SPAWN_FAILED,
+        severity: str = "fatal",
+        **fields: Any,
+    ) -> Self:
+        return super().of(message, code=code, severity=severity, **fields)
+
+
+class UnsupportedOperation(RawpError):
+    """The agent cannot do what the control frame asks (answered as UNSUPPORTED)."""

@@ -1,0 +1,30 @@
+"""structlog loggers that behave like a library's should.
+
+If the application configured structlog, its configuration is used. Otherwise the
+events go to the standard ``logging`` module (key=value text), so nothing is
+printed to stdout, the level is the application's, and a ``--stdio`` bridge
+keeps stdout for frames.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import structlog
+from structlog.stdlib import BoundLogger
+
+_PROCESSORS: list[structlog.typing.Processor] = [
+    structlog.stdlib.filter_by_level,
+    structlog.processors.format_exc_info,
+    structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=False),
+]
+
+
+def get_logger(name: str) -> BoundLogger:
+    if structlog.is_configured():
+        logger: BoundLogger = structlog.get_logger(name)
+        return logger
+    wrapped: BoundLogger = structlog.wrap_logger(
+        logging.getLogger(name), processors=_PROCESSORS, wrapper_class=BoundLogger
+    )
+    return wrapped

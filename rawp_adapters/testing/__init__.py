@@ -1,0 +1,45 @@
+"""Testing kit for rawp-adapters, public and for adapter authors too.
+
+- :func:`drive` / :class:`SessionDriver`: play the Master against any adapter,
+  answer interactions by a policy (:func:`allow_all`, :func:`deny_all`,
+  :func:`never_answer` or your own), with every wait bounded.
+- :func:`check_frames` / :func:`assert_valid_stream`: the invariant checker
+  (capabilities first, seq contiguous from 1, turn start/end pairing, error before
+  an error end, tool call pairing, every interaction resolved, nothing after
+  ``session.closed``).
+- :func:`run_conformance`: put an adapter through the protocol's rules.
+"""
+
+from rawp_adapters.testing._conformance import run_conformance
+from rawp_adapters.testing._driver import (
+    Policy,
+    Reply,
+    SessionDriver,
+    TurnRecord,
+    allow_all,
+    deny_all,
+    drive,
+    never_answer,
+)
+from rawp_adapters.testing._invariants import (
+    InvariantError,
+    Violation,
+    assert_valid_stream,
+    check_frames,
+)
+
+__all__ = [
+    "InvariantError",
+    "Policy",
+    "Reply",
+    "SessionDriver",
+    "TurnRecord",
+    "Violation",
+    "allow_all",
+    "assert_valid_stream",
+    "check_frames",
+    "deny_all",
+    "drive",
+    "never_answer",
+    "run_conformance",
+]

@@ -1,0 +1,246 @@
+"""A driver that plays the Master against a session, for tests and conformance runs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from rawp_adapters._adapter import Adapter
+from rawp_adapters._frames import (
+    ClientFrame,
+    ControlFrame,
+    Envelope,
+    InteractionRequest,
+    InteractionRequestFrame,
+    SessionClosedFrame,
+    TurnEndFrame,
+    TurnStartFrame,
+)
+from rawp_adapters._session import Session, SessionOptions, open_session
+from rawp_adapters.testing._invariants import assert_valid_stream
+
+F = TypeVar("F", bound=Envelope)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """How the driver answers one interaction. ``None`` from a policy means no answer."""
+
+    decision: str | None = None
+    value: str | None = None
+    timeout: bool = False
+
+    @classmethod
+    def allow(cls, value: str | None = None) -> Reply:
+        return cls(decision="allow", value=value)
+
+    @classmethod
+    def deny(cls) -> Reply:
+        return cls(decision="deny")
+
+
+Policy = Callable[[InteractionRequest], "Reply | Awaitable[Reply | None] | None"]
+
+
+def allow_all(request: InteractionRequest) -> Reply:
+    """Allow everything; SELECT gets its first option, INPUT an empty string."""
+    if request.interaction_type == "SELECT":
+        return Reply.allow((request.options or [""])[0])
+    if request.interaction_type == "INPUT":
+        return Reply.allow("")
+    return Reply.allow()
+
+
+def deny_all(request: InteractionRequest) -> Reply:
+    return Reply.deny()
+
+
+def never_answer(request: InteractionRequest) -> None:
+    """Leave every interaction to its deadline."""
+    return
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """The frames of one turn, from its ``session.turn.start`` to its ``session.turn.end``."""
+
+    frames: list[ClientFrame]
+
+    @property
+    def turn_id(self) -> str:
+        return self.end.payload.turn_id
+
+    @property
+    def end(self) -> TurnEndFrame:
+        last = self.frames[-1]
+        assert isinstance(last, TurnEndFrame)
+        return last
+
+    @property
+    def stop_reason(self) -> str:
+        return self.end.payload.stop_reason
+
+    @property
+    def text(self) -> str:
+        """Everything the agent said (the text deltas joined)."""
+        return "".join(f.payload.text for f in self.frames if f.type == "agent.text.delta")
+
+    def of_type(self, frame_type: str) -> list[ClientFrame]:
+        return [f for f in self.frames if f.type == frame_type]
+
+
+class SessionDriver:
+    """Plays the Master: sends control frames, records every frame both ways, and
+    answers interactions by ``policy``. Every wait is bounded by ``timeout``."""
+
+    def __init__(self, session: Session, *, policy: Policy = allow_all, timeout: float = 30.0):
+        self.session = session
+        self.policy = policy
+        self.timeout = timeout
+        self.frames: list[ClientFrame] = []
+        self.transcript: list[Envelope] = []
+        self._changed = anyio.Event()
+        self._done = anyio.Event()
+
+    @property
+    def control(self) -> Any:
+        return self.session.control
+
+    async def run(self) -> None:
+        """Collect frames until ``session.closed`` (started by :func:`drive`)."""
+        try:
+            async with anyio.create_task_group() as tg:
+                async for frame in self.session:
+                    self.frames.append(frame)
+                    self.transcript.append(frame)
+                    if isinstance(frame, InteractionRequestFrame):
+                        tg.start_soon(self._answer, frame.payload)
+                    self._changed.set()
+                    self._changed = anyio.Event()
+        finally:
+            self._done.set()
+            self._changed.set()
+
+    async def _answer(self, request: InteractionRequest) -> None:
+        reply = self.policy(request)
+        if isinstance(reply, Awaitable):
+            reply = await reply
+        if reply is None or self.session.closed:
+            return
+        if reply.timeout:
+            await self.send(self.control.timeout(request.interaction_id))
+        else:
+            await self.send(
+                self.control.respond(request.interaction_id, reply.decision, reply.value)
+            )
+
+    async def send(self, frame: ControlFrame) -> None:
+        self.transcript.append(frame)
+        await self.session.send(frame)
+
+    async def wait_for(
+        self,
+        frame_type: type[F] | str,
+        *,
+        where: Callable[[Any], bool] = lambda _: True,
+        after: int = 0,
+        timeout: float | None = None,
+    ) -> F:
+        """The first frame at index ``>= after`` of that type (class or type string) that
+        matches ``where``; raises ``TimeoutError`` if none comes in time."""
+
+        def matches(frame: ClientFrame) -> bool:
+            kind = (
+                frame.type == frame_type
+                if isinstance(frame_type, str)
+                else isinstance(frame, frame_type)
+            )
+            return kind and where(frame)
+
+        with anyio.fail_after(self.timeout if timeout is None else timeout):
+            index = after
+            while True:
+                while index < len(self.frames):
+                    frame = self.frames[index]
+                    index += 1
+                    if matches(frame):
+                        return frame  # type: ignore[return-value]
+                if self._done.is_set():
+                    raise TimeoutError(f"session closed before {frame_type} arrived")
+                await self._changed.wait()
+
+    async def start_prompt(self, text: str, **kwargs: Any) -> TurnStartFrame:
+        """Send a prompt and wait for its turn to start."""
+        mark = len(self.frames)
+        frame = self.control.prompt(text, **kwargs)
+        await self.send(frame)
+        prompt_id = frame.payload.prompt_id
+        return await self.wait_for(
+            TurnStartFrame, where=lambda f: f.payload.prompt_id == prompt_id, after=mark
+        )
+
+    async def wait_turn(self, turn_id: str, *, timeout: float | None = None) -> TurnRecord:
+        end = await self.wait_for(
+            TurnEndFrame, where=lambda f: f.payload.turn_id == turn_id, timeout=timeout
+        )
+        start = next(
+            i
+            for i, f in enumerate(self.frames)
+            if isinstance(f, TurnStartFrame) and f.payload.turn_id == turn_id
+        )
+        return TurnRecord(self.frames[start : self.frames.index(end) + 1])
+
+    async def prompt(self, text: str, *, timeout: float | None = None, **kwargs: Any) -> TurnRecord:
+        """Run one prompt to its ``session.turn.end`` and return the turn's frames."""
+        start = await self.start_prompt(text, **kwargs)
+        return await self.wait_turn(start.payload.turn_id, timeout=timeout)
+
+    async def end(self, *, timeout: float | None = None) -> SessionClosedFrame:
+        """Send ``control.session.end`` and wait for ``session.closed``."""
+        if not self.session.closed:
+            await self.send(self.control.end())
+        return await self.wait_for(SessionClosedFrame, timeout=timeout)
+
+    async def closed(self, *, timeout: float | None = None) -> SessionClosedFrame:
+        return await self.wait_for(SessionClosedFrame, timeout=timeout)
+
+    def of_type(self, frame_type: str) -> list[ClientFrame]:
+        return [f for f in self.frames if f.type == frame_type]
+
+    def assert_valid(self, *, complete: bool = True) -> None:
+        assert_valid_stream(self.transcript, complete=complete)
+
+
+@asynccontextmanager
+async def drive(
+    adapter: Adapter,
+    *,
+    workspace: str | Path,
+    policy: Policy = allow_all,
+    timeout: float = 30.0,
+    options: SessionOptions | None = None,
+    check: bool = True,
+) -> AsyncIterator[SessionDriver]:
+    """Open a session on ``adapter`` and yield a :class:`SessionDriver` for it.
+
+    On exit the session is ended (bounded by ``timeout``) and, with ``check``, the
+    whole transcript is checked against the DPS invariants.
+    """
+    async with open_session(adapter, workspace=workspace, options=options) as session:
+        driver = SessionDriver(session, policy=policy, timeout=timeout)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(driver.run)
+            try:
+                yield driver
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
+                    await session.close()
+                    await driver._done.wait()
+                tg.cancel_scope.cancel()
+    if check:
+        driver.assert_valid()

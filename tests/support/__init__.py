@@ -1,0 +1,1 @@
+"""Test support: a scripted LLM server and helpers that drive real peer agents."""

@@ -1,0 +1,76 @@
+"""Helpers for driving the real Claude Agent SDK (``claude-agent-sdk``) offline in tests.
+
+The SDK spawns its bundled Claude Code CLI, which talks to ``ANTHROPIC_BASE_URL``; point it at
+:class:`tests.support.llm_anthropic.ScriptedAnthropic` and pass :func:`claude_env` as
+``ClaudeAgentOptions(env=...)`` (together with ``setting_sources=[]``) and the CLI opens no
+connection other than to the scripted server and keeps all its state under ``state_dir``.
+
+This module does not import the SDK (importing it takes about a second).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+__all__ = ["claude_cli_pid", "claude_env", "claude_sdk_available"]
+
+
+def claude_env(base_url: str, state_dir: Path) -> dict[str, str]:
+    """Environment for the Claude Code CLI: scripted API at ``base_url``, state in ``state_dir``.
+
+    Creates ``state_dir/config`` (``CLAUDE_CONFIG_DIR``: settings, sessions, projects) and
+    ``state_dir/tmp`` (``CLAUDE_CODE_TMPDIR`` and ``TMPDIR``: Bash task dirs, sockets). Turns off
+    every non-essential connection, telemetry, auto-update, error reporting and API retries.
+    """
+    config_dir = state_dir / "config"
+    tmp_dir = state_dir / "tmp"
+    config_dir.mkdir(parents=True, exist_ok=True)
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    return {
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "CLAUDE_CONFIG_DIR": str(config_dir),
+        "CLAUDE_CODE_TMPDIR": str(tmp_dir),
+        "TMPDIR": str(tmp_dir),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+    }
+
+
+def claude_sdk_available() -> bool:
+    """True when ``claude_agent_sdk`` is installed and a Claude Code CLI can be found.
+
+    The CLI is the one bundled in the wheel (``claude_agent_sdk/_bundled/claude``) or, failing
+    that, ``claude`` on ``PATH`` (the SDK's own fallback).
+    """
+    try:
+        spec = importlib.util.find_spec("claude_agent_sdk")
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    for location in spec.submodule_search_locations or ():
+        bundled = Path(location) / "_bundled"
+        for name in ("claude", "claude.exe"):
+            candidate = bundled / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return True
+    return shutil.which("claude") is not None
+
+
+def claude_cli_pid(client: object) -> int | None:
+    """Pid of the CLI process behind a connected ``ClaudeSDKClient``, or None.
+
+    Reads the SDK's private ``client._transport._process.pid`` (``SubprocessCLITransport``
+    holding an ``anyio.abc.Process``); checked against claude-agent-sdk 0.2.186.
+    """
+    transport = getattr(client, "_transport", None)
+    process = getattr(transport, "_process", None)
+    pid = getattr(process, "pid", None)
+    return pid if isinstance(pid, int) else None
