@@ -48,7 +48,8 @@ def judge(request: InteractionRequest, response: InteractionResponse) -> Interac
         return _deny("answered")
     if kind in ("PERMISSION", "CONFIRM"):
         if response.decision == "allow":
-            return InteractionOutcome(decision="allow", reason="answered")
+            # ``value`` rides along: for PERMISSION it may carry the edited tool input.
+            return InteractionOutcome(decision="allow", reason="answered", value=response.value)
         return _deny("malformed")
     value = response.value
     if value is None or (kind == "SELECT" and request.options and value not in request.options):

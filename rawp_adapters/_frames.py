@@ -348,7 +348,14 @@ class InteractionResponse(Payload):
 
     interaction_id: Annotated[str, _doc("ours", "The request being answered.")]
     decision: Annotated[Decision | None, _doc("ours", "For PERMISSION and CONFIRM.")] = None
-    value: Annotated[str | None, _doc("ours", "For SELECT and INPUT.")] = None
+    value: Annotated[
+        str | None,
+        _doc(
+            "ours",
+            "For SELECT and INPUT. With a PERMISSION allow: the edited tool input as JSON "
+            "object text (an adapter that cannot use it denies).",
+        ),
+    ] = None
 
 
 class InteractionTimeout(Payload):

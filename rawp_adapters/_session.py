@@ -9,7 +9,7 @@ first frame, the one-prompt-in-flight guard, exactly one ``session.turn.end`` pe
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +66,7 @@ from rawp_adapters._frames import (
     TurnStart,
     UnknownFrame,
 )
+from rawp_adapters._framing import OversizedLine
 from rawp_adapters._logging import get_logger
 from rawp_adapters._queue import FrameQueue
 
@@ -202,12 +203,25 @@ class Session:
             case ModeSwitchFrame():
                 self._on_mode_switch(frame)
             case SessionEndFrame():
+                # Deny now, not when the close task runs: an answer sent after the end
+                # frame must not be applied.
+                self._broker.deny_all("closed")
                 self._tg.start_soon(self.close)
             case UnknownFrame():
                 self._on_unknown(frame)
 
-    async def send_line(self, line: bytes | str) -> None:
-        """Decode one JSON line and send it; bad input gets ``session.error`` INVALID_FRAME."""
+    async def send_line(self, line: bytes | str | OversizedLine) -> None:
+        """Decode one JSON line and send it; bad input gets ``session.error`` INVALID_FRAME.
+
+        Takes :class:`LineFramer` output as it is: an :class:`OversizedLine` (a line the
+        framer skipped) is bad input too.
+        """
+        if isinstance(line, OversizedLine):
+            self._session_error(
+                SessionErrorCode.INVALID_FRAME,
+                f"a line of {line.size} bytes is over the size limit; skipped",
+            )
+            return
         try:
             frame = decode_frame(line)
         except FrameError as exc:
@@ -357,6 +371,10 @@ class Session:
             self._session_error(SessionErrorCode.NO_ACTIVE_TURN, f"{detail}; abort ignored")
             return
         if not active.aborting:
+            # Deny now, not when the abort task runs: an answer sent after the abort
+            # frame must not be applied, nor a new interaction of this turn opened.
+            active.aborting = True
+            self._broker.deny_turn(active.turn.turn_id, "aborted")
             self._tg.start_soon(self._abort_and_wait, active)
 
     async def _abort_and_wait(self, active: _ActiveTurn) -> None:
@@ -565,7 +583,10 @@ class _Context:
         session = self._session
         if session._closing:
             return InteractionOutcome(decision="deny", reason="closed")
-        if turn_id is not None and session.turn_id != turn_id:
+        active = session._turn
+        if turn_id is not None and (
+            active is None or active.turn.turn_id != turn_id or active.aborting
+        ):
             return InteractionOutcome(decision="deny", reason="aborted")
         try:
             return await session._broker.ask(
@@ -586,6 +607,9 @@ class _Context:
             session._exit_before_ready = exit
         elif not session._closing:
             session._tg.start_soon(session._close, "agent_exit", exit)
+
+    def start_soon(self, func: Callable[[], Awaitable[object]], *, name: str | None = None) -> None:
+        self._session._tg.start_soon(func, name=name)
 
 
 @asynccontextmanager

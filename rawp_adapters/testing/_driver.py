@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import anyio
 
@@ -90,8 +90,21 @@ class TurnRecord:
         """Everything the agent said (the text deltas joined)."""
         return "".join(f.payload.text for f in self.frames if f.type == "agent.text.delta")
 
-    def of_type(self, frame_type: str) -> list[ClientFrame]:
-        return [f for f in self.frames if f.type == frame_type]
+    @overload
+    def of_type(self, frame_type: type[F]) -> list[F]: ...
+
+    @overload
+    def of_type(self, frame_type: str) -> list[Any]: ...
+
+    def of_type(self, frame_type: type[F] | str) -> list[Any]:
+        """The frames received so far of that type (a frame class or a type string)."""
+        return _of_type(self.frames, frame_type)
+
+
+def _of_type(frames: list[ClientFrame], frame_type: type[Envelope] | str) -> list[Any]:
+    if isinstance(frame_type, str):
+        return [f for f in frames if f.type == frame_type]
+    return [f for f in frames if isinstance(f, frame_type)]
 
 
 class SessionDriver:
@@ -143,6 +156,26 @@ class SessionDriver:
         self.transcript.append(frame)
         await self.session.send(frame)
 
+    @overload
+    async def wait_for(
+        self,
+        frame_type: type[F],
+        *,
+        where: Callable[[Any], bool] = ...,
+        after: int = ...,
+        timeout: float | None = ...,
+    ) -> F: ...
+
+    @overload
+    async def wait_for(
+        self,
+        frame_type: str,
+        *,
+        where: Callable[[Any], bool] = ...,
+        after: int = ...,
+        timeout: float | None = ...,
+    ) -> Any: ...
+
     async def wait_for(
         self,
         frame_type: type[F] | str,
@@ -150,7 +183,7 @@ class SessionDriver:
         where: Callable[[Any], bool] = lambda _: True,
         after: int = 0,
         timeout: float | None = None,
-    ) -> F:
+    ) -> Any:
         """The first frame at index ``>= after`` of that type (class or type string) that
         matches ``where``; raises ``TimeoutError`` if none comes in time."""
 
@@ -169,10 +202,31 @@ class SessionDriver:
                     frame = self.frames[index]
                     index += 1
                     if matches(frame):
-                        return frame  # type: ignore[return-value]
+                        return frame
                 if self._done.is_set():
                     raise TimeoutError(f"session closed before {frame_type} arrived")
                 await self._changed.wait()
+
+    @overload
+    async def wait_count(
+        self, frame_type: type[F], count: int, *, timeout: float | None = ...
+    ) -> list[F]: ...
+
+    @overload
+    async def wait_count(
+        self, frame_type: str, count: int, *, timeout: float | None = ...
+    ) -> list[Any]: ...
+
+    async def wait_count(
+        self, frame_type: type[F] | str, count: int, *, timeout: float | None = None
+    ) -> list[Any]:
+        """Wait until ``count`` frames of that type have arrived; return them all."""
+        with anyio.fail_after(self.timeout if timeout is None else timeout):
+            while len(found := self.of_type(frame_type)) < count:
+                if self._done.is_set():
+                    raise TimeoutError(f"session closed with {len(found)} {frame_type} frames")
+                await self._changed.wait()
+            return found
 
     async def start_prompt(self, text: str, **kwargs: Any) -> TurnStartFrame:
         """Send a prompt and wait for its turn to start."""
@@ -209,8 +263,15 @@ class SessionDriver:
     async def closed(self, *, timeout: float | None = None) -> SessionClosedFrame:
         return await self.wait_for(SessionClosedFrame, timeout=timeout)
 
-    def of_type(self, frame_type: str) -> list[ClientFrame]:
-        return [f for f in self.frames if f.type == frame_type]
+    @overload
+    def of_type(self, frame_type: type[F]) -> list[F]: ...
+
+    @overload
+    def of_type(self, frame_type: str) -> list[Any]: ...
+
+    def of_type(self, frame_type: type[F] | str) -> list[Any]:
+        """The frames received so far of that type (a frame class or a type string)."""
+        return _of_type(self.frames, frame_type)
 
     def assert_valid(self, *, complete: bool = True) -> None:
         assert_valid_stream(self.transcript, complete=complete)
