@@ -15,8 +15,16 @@ Layout under ``home`` (created): ``home/`` itself is ``$HOME``, ``home/tmp`` is 
 elsewhere, so the two must differ). Configuration written:
 
 * omp: ``$HOME/.omp/agent/models.yml`` (the provider) and ``$HOME/.omp/agent/config.yml``
-  (``disabledProviders: [ollama, llama.cpp, lm-studio]`` so omp does not probe local ports).
-* pi: ``$PI_CODING_AGENT_DIR/models.json`` with ``PI_CODING_AGENT_DIR=$HOME/.pi/agent``.
+  (:data:`OMP_DISABLED_PROVIDERS`, so omp neither probes local LLM ports nor fetches provider
+  catalogs, plus :data:`DEFAULT_SETTINGS` and the caller's ``settings``). Both files are JSON,
+  which is valid YAML.
+* pi: ``$PI_CODING_AGENT_DIR/models.json`` and ``settings.json`` with
+  ``PI_CODING_AGENT_DIR=$HOME/.pi/agent``.
+
+Environment: only ``PATH``, locale, ``USER``/``LOGNAME``/``SHELL``/``TERM``/``TZ`` are kept from
+the caller; ``HOME``, ``TMPDIR``, ``XDG_*`` point under ``home``; ``PI_OFFLINE=1``,
+``PI_NO_TITLE=1``; ``HTTP(S)_PROXY`` is a dead loopback port with ``NO_PROXY`` for loopback, so
+nothing reaches the internet (also true for commands the agent's tools run).
 
 The provider is :data:`PROVIDER` (``fake``) with one model :data:`MODEL_ID` (``fake-model``),
 ``api: openai-completions``. Ready signal: omp writes ``{"type": "ready", ...}`` first; pi
@@ -38,6 +46,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "FAST_START_FLAGS",
     "MODEL_ID",
+    "OMP_DISABLED_PROVIDERS",
     "OMP_PACKAGE",
     "OMP_VERSION",
     "PEERS_DIR",
@@ -82,22 +91,46 @@ FAST_START_FLAGS: dict[PeerName, tuple[str, ...]] = {
         "--no-themes",
     ),
 }
-#: Local-LLM providers omp would otherwise probe on 127.0.0.1 (ports 11434, 8080, 1234).
-OMP_DISABLED_PROVIDERS = ("ollama", "llama.cpp", "lm-studio")
-#: Variables kept from the caller's environment; everything else is dropped so that no
-#: provider key, PI_*/XCSH_* setting or user config leaks into the run.
+#: Built-in omp providers disabled in ``config.yml``: the local-LLM ones omp would otherwise
+#: probe on 127.0.0.1 (ports 11434, 8080, 1234), and those whose model catalogs omp 18.2.3
+#: fetches from the internet at every start even without credentials (seen with strace: DNS
+#: lookups of hyper.charm.land, api.commandcode.ai, zenmux.ai, api.kilo.ai, api.venice.ai and
+#: coding-intl.dashscope.aliyuncs.com). omp also fetches catalog.stencil.so whatever the
+#: settings; the dead proxy below stops that one.
+OMP_DISABLED_PROVIDERS = (
+    "ollama",
+    "llama.cpp",
+    "lm-studio",
+    "alibaba-coding-plan",
+    "charm-hyper",
+    "commandcode",
+    "google-vertex",
+    "kilo",
+    "venice",
+    "zenmux",
+)
 #: Settings written for both agents (omp ``config.yml``, pi ``settings.json``) unless
 #: overridden: keep almost nothing verbatim on compaction, so that the ``compact`` command also
 #: works on the tiny sessions of tests (omp otherwise answers "Nothing to compact (session too
 #: small)" below ``compaction.keepRecentTokens`` = 20000).
 DEFAULT_SETTINGS: dict[str, Any] = {"compaction": {"keepRecentTokens": 1}}
+#: Variables kept from the caller's environment; everything else is dropped so that no
+#: provider key, PI_*/XCSH_* setting or user config leaks into the run.
 _KEPT_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SHELL", "TERM")
+#: Proxy for all non-local HTTP(S) of the agent and its tools: the discard port on loopback,
+#: where nothing listens, so internet access fails at once and without DNS.
+_DEAD_PROXY = "http://127.0.0.1:9"
 _EXTENSION_FLAGS = ("-e", "--extension", "--hook")
 
 
 @dataclass(frozen=True)
 class PeerAgent:
-    """How to spawn one isolated peer agent in RPC mode."""
+    """How to spawn one isolated peer agent in RPC mode.
+
+    ``argv``: runtime, entry point and flags; ``env``: the complete environment (do not merge
+    it into ``os.environ``); ``cwd``: the working directory to spawn in; ``home``: ``$HOME``;
+    ``config_dir``: where the agent reads its provider config (``models.yml``/``models.json``).
+    """
 
     name: PeerName
     argv: list[str]
@@ -105,7 +138,6 @@ class PeerAgent:
     cwd: Path
     home: Path
     config_dir: Path
-    """Where the agent reads its provider config (``models.yml`` / ``models.json``)."""
 
 
 def _package_dir(name: PeerName) -> Path:
@@ -233,6 +265,14 @@ def make_peer(
             "PI_OFFLINE": "1",
             "PI_NO_TITLE": "1",
             "NO_COLOR": "1",
+            # Offline for real: omp fetches the catalog.stencil.so model catalog at every
+            # start, whatever the settings; the scripted LLM on loopback stays direct.
+            "HTTP_PROXY": _DEAD_PROXY,
+            "HTTPS_PROXY": _DEAD_PROXY,
+            "http_proxy": _DEAD_PROXY,
+            "https_proxy": _DEAD_PROXY,
+            "NO_PROXY": "127.0.0.1,localhost,::1",
+            "no_proxy": "127.0.0.1,localhost,::1",
         }
     )
 
