@@ -119,10 +119,8 @@ class InteractionBroker:
 
     def answer(self, response: InteractionResponse) -> None:
         pending = self._open.get(response.interaction_id)
-        if pending is None:
+        if pending is None or not pending.resolve(judge(pending.request, response)):
             self._unknown(response.interaction_id)
-            return
-        pending.resolve(judge(pending.request, response))
 
     def expire(self, interaction_id: str) -> None:
         """``control.interaction.timeout``: the Master gave up; the agent gets deny."""
@@ -142,13 +140,17 @@ class InteractionBroker:
 
     def _resolve(self, interaction_id: str, reason: OutcomeReason) -> None:
         pending = self._open.get(interaction_id)
-        if pending is None:
+        if pending is None or not pending.resolve(_deny(reason)):
             self._unknown(interaction_id)
-        else:
-            pending.resolve(_deny(reason))
 
     def _unknown(self, interaction_id: str) -> None:
-        finished = self._finished.get(interaction_id)
+        # Resolved but not yet forgotten (its waiter has not run since) counts as finished.
+        pending = self._open.get(interaction_id)
+        finished = (
+            pending.outcome.reason
+            if pending is not None and pending.outcome is not None
+            else self._finished.get(interaction_id)
+        )
         if finished is not None:
             self._log.info(
                 "late interaction answer ignored",

@@ -66,7 +66,6 @@ class AgentErrorCode(StrEnum):
     PROTOCOL_ERROR = "PROTOCOL_ERROR"
     FRAME_TOO_LARGE = "FRAME_TOO_LARGE"
     AGENT_ERROR = "AGENT_ERROR"
-    TURN_TIMEOUT = "TURN_TIMEOUT"
 
 
 StopReason = Literal["end_turn", "error", "cancelled", "max_tokens", "refusal"]
@@ -408,6 +407,7 @@ class Envelope(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     version: Annotated[str, _doc("§17", "Protocol version, `rawp-dps-1.0`.")] = DPS_VERSION
+    type: Annotated[str, _doc("1.0.0", "The frame type, e.g. `agent.text.delta`.")]
     session_id: Annotated[str, _doc("ours", "The session (uuid4).")]
     seq: Annotated[
         int, _doc("ours", "Per session and direction: 1, 2, 3… with no gaps."), Field(ge=1)

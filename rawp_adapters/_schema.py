@@ -25,12 +25,16 @@ _TYPE_DESCRIPTION: Final = "The frame type; it decides what the payload holds."
 _PAYLOAD_DESCRIPTION: Final = "The frame's content."
 
 
-class _KeepFieldDocs(GenerateJsonSchema):
-    """Keeps a field's ``description``/``x-source`` beside a ``$ref`` even when the
-    referenced model happens to carry the same values: every field documents itself."""
+class _FieldDocs(GenerateJsonSchema):
+    """Every field documents itself: its ``description``/``x-source`` stay beside a
+    ``$ref`` even when the referenced model carries the same values, and no field
+    gets a title made up from its name."""
 
     def handle_ref_overrides(self, json_schema: JsonSchemaValue) -> JsonSchemaValue:
         return json_schema
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
 
 
 def frame_types() -> list[str]:
@@ -44,7 +48,7 @@ def frame_schema(frame_type: str | None = None) -> dict[str, Any]:
     Raises ``KeyError`` for an unknown frame type.
     """
     if frame_type is None:
-        schema = TypeAdapter(Frame).json_schema(schema_generator=_KeepFieldDocs)
+        schema = TypeAdapter(Frame).json_schema(schema_generator=_FieldDocs)
         for definition in schema["$defs"].values():
             if "x-direction" in definition:
                 _document_envelope_fields(definition)
@@ -55,7 +59,7 @@ def frame_schema(frame_type: str | None = None) -> dict[str, Any]:
             **schema,
         }
     cls = FRAME_CLASS_BY_TYPE[frame_type]
-    schema = cls.model_json_schema(schema_generator=_KeepFieldDocs)
+    schema = cls.model_json_schema(schema_generator=_FieldDocs)
     _document_envelope_fields(schema)
     return {"$schema": SCHEMA_DIALECT, **schema}
 

@@ -36,8 +36,8 @@ async def run_conformance(
     """
     workspace = Path(await anyio.Path(workspace).resolve())
     async with drive(make_adapter(), workspace=workspace, policy=policy, timeout=timeout) as d:
-        caps = d.frames[0]
-        assert isinstance(caps, SessionCapabilitiesFrame), "session.capabilities must come first"
+        caps = await d.wait_for(SessionCapabilitiesFrame)
+        assert d.frames[0] is caps, "session.capabilities must come first"
         features = caps.payload.features
         assert features.adapter_type == caps.payload.adapter_type
         turn = await d.prompt(prompt)

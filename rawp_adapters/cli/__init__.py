@@ -1,0 +1,238 @@
+"""The ``rawp-adapters`` command: list adapters, print the frame schemas, run one
+prompt from the terminal, or bridge any adapter over stdio for a Master in any
+language."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from rawp_adapters._adapter import Adapter
+from rawp_adapters._errors import RawpError
+from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES
+from rawp_adapters._registry import AgentMetadata, create_adapter
+from rawp_adapters._schema import frame_types
+from rawp_adapters.cli._commands import (
+    adapters_command,
+    parse_settings,
+    run_command,
+    schema_command,
+    serve_command,
+)
+
+EXIT_USAGE = 2
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
+    if args.command == "adapters":
+        return adapters_command(as_json=args.json)
+    if args.command == "schema":
+        return _schema(parser, args)
+    workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():
+        parser.error(f"--workspace {args.workspace} is not a directory")
+    try:
+        adapter = _create_adapter(args)
+    except (RawpError, ValueError) as exc:
+        sys.stderr.write(f"rawp-adapters: {exc}\n")
+        return EXIT_USAGE
+    if args.command == "run":
+        return run_command(
+            adapter,
+            prompt=args.prompt,
+            workspace=workspace,
+            jsonl=args.jsonl,
+            decisions=args.decisions,
+            permission_timeout=args.permission_timeout,
+            backend=args.backend,
+        )
+    return serve_command(
+        adapter, workspace=workspace, max_line_bytes=args.max_line_bytes, backend=args.backend
+    )
+
+
+def _schema(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.frame_type is not None and args.frame_type not in frame_types():
+        parser.error(f"unknown frame type {args.frame_type!r}; known: {', '.join(frame_types())}")
+    if args.export is not None and (args.frame_type or args.markdown or args.output):
+        parser.error("--export writes every schema; it takes no FRAME_TYPE, --markdown or -o")
+    if args.markdown and args.frame_type:
+        parser.error("--markdown covers every frame; it takes no FRAME_TYPE")
+    return schema_command(
+        frame_type=args.frame_type,
+        markdown=args.markdown,
+        export=args.export,
+        output=args.output,
+    )
+
+
+def _create_adapter(args: argparse.Namespace) -> Adapter:
+    settings = parse_settings(args.setting, args.settings_json)
+    metadata = AgentMetadata(
+        adapter_type=args.adapter,
+        settings=settings,
+        single_turn_process=args.single_turn_process,
+    )
+    return create_adapter(metadata)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rawp-adapters",
+        description="Run coding agents behind one stream of RAWP-DPS frames.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="warning",
+        help="log to stderr from this level on (default: warning)",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--log-level", choices=LOG_LEVELS, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    listing = commands.add_parser("adapters", parents=[common], help="list the installed adapters")
+    listing.add_argument("--json", action="store_true", help="print JSON for machines")
+
+    schema = commands.add_parser(
+        "schema",
+        parents=[common],
+        help="print the JSON Schema of the frames",
+        description="Print the JSON Schema of every frame (the union on `type`) or of one "
+        "frame type, the field reference as Markdown, or export one file per frame type.",
+    )
+    schema.add_argument("frame_type", nargs="?", metavar="FRAME_TYPE", help="e.g. agent.text.delta")
+    schema.add_argument("--markdown", action="store_true", help="the field reference as Markdown")
+    schema.add_argument(
+        "--export",
+        type=Path,
+        metavar="DIR",
+        help="write <type>.schema.json for every frame type and frame.schema.json into DIR",
+    )
+    schema.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE")
+
+    agent = argparse.ArgumentParser(add_help=False)
+    agent.add_argument(
+        "--adapter", default="sdk", metavar="TYPE", help="installed adapter_type (default: sdk)"
+    )
+    agent.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an adapter setting; VALUE is read as JSON when it parses (repeatable)",
+    )
+    agent.add_argument(
+        "--settings-json", metavar="JSON", help="adapter settings as one JSON object"
+    )
+    agent.add_argument(
+        "--single-turn-process",
+        action="store_true",
+        help="start the agent once per prompt (RAWP-DPS §18)",
+    )
+    agent.add_argument(
+        "--workspace", default=".", metavar="DIR", help="the agent's workspace (default: .)"
+    )
+    agent.add_argument(
+        "--backend",
+        choices=("asyncio", "trio"),
+        default="asyncio",
+        help="event loop to run on (default: asyncio)",
+    )
+
+    run = commands.add_parser(
+        "run",
+        parents=[common, agent],
+        help="run one prompt and show the agent's work",
+        description="Run one prompt in a new session and show it as it streams. Exit code: "
+        "0 end_turn, 1 error, 130 cancelled (Ctrl-C aborts the turn; a second Ctrl-C "
+        "ends the session).",
+    )
+    run.add_argument("prompt", metavar="PROMPT")
+    run.add_argument("--jsonl", action="store_true", help="print the raw DPS frames instead")
+    decide = run.add_mutually_exclusive_group()
+    decide.add_argument(
+        "--yes",
+        dest="decisions",
+        action="store_const",
+        const="allow",
+        default="ask",
+        help="allow every permission request",
+    )
+    decide.add_argument(
+        "--no",
+        dest="decisions",
+        action="store_const",
+        const="deny",
+        help="deny every permission request",
+    )
+    run.add_argument(
+        "--permission-timeout",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long a question waits for an answer before it is denied (default: 30)",
+    )
+
+    serve = commands.add_parser(
+        "serve",
+        parents=[common, agent],
+        help="bridge an adapter over stdin/stdout",
+        description="Control frames in on stdin, DPS frames out on stdout, one JSON object "
+        "per line. Bad input gets session.error INVALID_FRAME. End of stdin ends the "
+        "session. Logs go to stderr.",
+    )
+    serve.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout")
+    serve.add_argument(
+        "--max-line-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="N",
+        help=f"longest control line accepted (default: {DEFAULT_MAX_LINE_BYTES})",
+    )
+    return parser
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return seconds
+
+
+def _positive_int(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def _version() -> str:
+    try:
+        return version("rawp-adapters")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+__all__ = ["build_parser", "main"]

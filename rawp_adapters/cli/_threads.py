@@ -1,0 +1,77 @@
+"""Blocking terminal I/O off the event loop, on a thread that never holds the process.
+
+``anyio.to_thread`` cannot be used for reads from stdin: a read that is cancelled
+keeps its (non-daemon, on asyncio) worker thread blocked, and the interpreter
+waits for it at exit. A :class:`DaemonWorker` runs one call at a time on its own
+daemon thread; a call whose caller was cancelled is abandoned and its result
+dropped.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import anyio
+from anyio.from_thread import BlockingPortal
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class _Call(Generic[T]):
+    function: Callable[[], T]
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: T | None = None
+    error: BaseException | None = None
+
+    def finish(self, result: T | None, error: BaseException | None) -> None:
+        self.result = result
+        self.error = error
+        self.done.set()
+
+
+class DaemonWorker:
+    """Runs blocking calls in order on one daemon thread. Get one from :func:`daemon_worker`."""
+
+    def __init__(self, portal: BlockingPortal, name: str) -> None:
+        self._portal = portal
+        self._name = name
+        self._calls: queue.SimpleQueue[_Call[Any]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    async def call(self, function: Callable[[], T]) -> T:
+        """``function()`` on the worker thread. Cancelling the caller abandons the call."""
+        pending: _Call[T] = _Call(function)
+        self._calls.put(pending)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+            self._thread.start()
+        await pending.done.wait()
+        if pending.error is not None:
+            raise pending.error
+        return pending.result  # type: ignore[return-value]
+
+    def _work(self) -> None:
+        while True:
+            pending = self._calls.get()
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                result = pending.function()
+            except Exception as exc:
+                error = exc
+            try:
+                self._portal.call(pending.finish, result, error)
+            except RuntimeError:  # the event loop is gone: nobody waits for results
+                return
+
+
+@asynccontextmanager
+async def daemon_worker(name: str) -> AsyncIterator[DaemonWorker]:
+    async with BlockingPortal() as portal:
+        yield DaemonWorker(portal, name)

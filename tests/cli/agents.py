@@ -1,0 +1,126 @@
+"""Scripted agents for the CLI tests: run in-process through ScriptedAdapter, or in a
+``rawp-adapters`` subprocess through :class:`PluginAdapter`, which a test registers
+for that subprocess only (see ``conftest.plugin_env``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import ClassVar, Literal
+
+from rawp_adapters import AdapterSettings, AgentFailure, SessionContext, Turn, TurnResult
+from rawp_adapters.frames import (
+    Features,
+    TextDelta,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
+    ToolInvokeRequest,
+    ToolInvokeResult,
+)
+from tests.core.scripted import Script, ScriptedAdapter, say_hello
+
+NOTES = "notes.txt"
+PERMISSION_TIMEOUT_MS = 30_000
+"""Long on purpose: a test that sees ``timeout`` sooner proves the CLI sent it."""
+
+
+async def ask_to_write(turn: Turn, ctx: SessionContext) -> TurnResult:
+    """Asks PERMISSION for write_file; writes notes.txt only when allowed and reports
+    the outcome's reason in the tool result."""
+    tool_input = {"path": NOTES, "content": "hi"}
+    await ctx.emit(
+        ToolInvokeRequest(
+            invocation_id="call-1", tool_name="write_file", input=tool_input, turn_id=turn.turn_id
+        )
+    )
+    outcome = await ctx.interact(
+        "PERMISSION",
+        turn_id=turn.turn_id,
+        context={"tool_name": "write_file", "tool_input": tool_input, "tool_call_id": "call-1"},
+        timeout_ms=PERMISSION_TIMEOUT_MS,
+    )
+    if outcome.allowed:
+        (ctx.workspace / NOTES).write_text("hi")
+    await ctx.emit(
+        ToolInvokeResult(
+            invocation_id="call-1",
+            output_type="text",
+            output=f"wrote {NOTES}" if outcome.allowed else f"not allowed ({outcome.reason})",
+            is_error=not outcome.allowed,
+            turn_id=turn.turn_id,
+        )
+    )
+    return TurnResult()
+
+
+async def think_then_answer(turn: Turn, ctx: SessionContext) -> TurnResult:
+    tid = turn.turn_id
+    await ctx.emit(ThinkingDelta(turn_id=tid, index=0, text="Let me\nthink"))
+    await ctx.emit(ThinkingDone(turn_id=tid, index=0, text="Let me\nthink"))
+    await ctx.emit(
+        ToolInvokeRequest(
+            invocation_id="c1", tool_name="bash", input={"command": "ls"}, turn_id=tid
+        )
+    )
+    await ctx.emit(
+        ToolInvokeResult(invocation_id="c1", output_type="text", output="a\nb\nc", turn_id=tid)
+    )
+    await ctx.emit(TextDelta(turn_id=tid, index=1, text="Three "))
+    await ctx.emit(TextDelta(turn_id=tid, index=1, text="files."))
+    await ctx.emit(TextDone(turn_id=tid, index=1, text="Three files."))
+    return TurnResult()
+
+
+async def fail(turn: Turn, ctx: SessionContext) -> TurnResult:
+    await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text="Trying"))
+    raise AgentFailure.of("the model is overloaded")
+
+
+async def print_to_stdout(turn: Turn, ctx: SessionContext) -> TurnResult:
+    print("stray output that is not a frame")
+    sys.stdout.flush()
+    return await say_hello(turn, ctx)
+
+
+FLOOD = 3000
+
+
+async def flood(turn: Turn, ctx: SessionContext) -> TurnResult:
+    """Many frames as fast as the session takes them."""
+    for n in range(FLOOD):
+        await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text=f"{n} "))
+    return TurnResult()
+
+
+SCRIPTS: dict[str, Script] = {
+    "hello": say_hello,
+    "ask": ask_to_write,
+    "think": think_then_answer,
+    "fail": fail,
+    "print": print_to_stdout,
+    "flood": flood,
+}
+
+
+class PluginSettings(AdapterSettings):
+    script: Literal["hello", "ask", "think", "fail", "print", "flood", "wait_for_abort"] = "hello"
+
+
+class PluginAdapter(ScriptedAdapter):
+    """A ScriptedAdapter built from settings, as an installed adapter is."""
+
+    adapter_type: ClassVar[str] = "scripted-cli"
+    settings_model: ClassVar[type[AdapterSettings]] = PluginSettings
+
+    def __init__(self, settings: AdapterSettings, *, single_turn_process: bool = False) -> None:
+        assert isinstance(settings, PluginSettings)
+        name = settings.script
+        super().__init__(
+            self._wait_for_abort if name == "wait_for_abort" else SCRIPTS[name],
+            features=Features(adapter_type="scripted-cli", abort=True, permission_requests=True),
+        )
+
+    async def _wait_for_abort(self, turn: Turn, ctx: SessionContext) -> TurnResult:
+        await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text="Working"))
+        await self.abort_event.wait()
+        return TurnResult(stop_reason="cancelled")
