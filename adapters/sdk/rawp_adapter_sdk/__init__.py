@@ -1,1 +1,81 @@
-"""RAWP-DPS adapter for in-process agent cores."""
+"""RAWP-DPS adapter for in-process agent cores.
+
+An agent library implements :class:`AgentCore` (stream :data:`CoreEvent` values, ask a
+:data:`PermissionCallback` before a tool runs, accept :meth:`AgentCore.cancel`) and
+registers a factory in the ``rawp_adapters.sdk_cores`` entry-point group. The
+``sdk`` adapter runs it in the client's process::
+
+    from rawp_adapters import AgentMetadata, create_adapter
+
+    adapter = create_adapter(
+        AgentMetadata(adapter_type="sdk", settings={"core": "claude", "core_options": {...}})
+    )
+
+The built-in cores are ``demo`` (the default: scripted, offline) and ``claude``
+(claude-agent-sdk, installed with the ``claude`` extra).
+"""
+
+from rawp_adapter_sdk._adapter import DEFAULT_CORE, SdkAdapter, SdkSettings
+from rawp_adapter_sdk._bridge import PermissionBridge, deny_message
+from rawp_adapter_sdk._core import (
+    CORE_ENTRY_POINT_GROUP,
+    AgentCore,
+    Allow,
+    CoreEnvironment,
+    CoreError,
+    CoreEvent,
+    CoreFactory,
+    CoreFeatures,
+    Deny,
+    DenyReason,
+    InstalledCore,
+    PermissionCallback,
+    PermissionDecision,
+    PermissionRequest,
+    Stop,
+    TextDelta,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
+    ToolEnd,
+    ToolProgress,
+    ToolStart,
+    Usage,
+    create_core,
+    installed_cores,
+    load_core_factory,
+)
+
+__all__ = [
+    "CORE_ENTRY_POINT_GROUP",
+    "DEFAULT_CORE",
+    "AgentCore",
+    "Allow",
+    "CoreEnvironment",
+    "CoreError",
+    "CoreEvent",
+    "CoreFactory",
+    "CoreFeatures",
+    "Deny",
+    "DenyReason",
+    "InstalledCore",
+    "PermissionBridge",
+    "PermissionCallback",
+    "PermissionDecision",
+    "PermissionRequest",
+    "SdkAdapter",
+    "SdkSettings",
+    "Stop",
+    "TextDelta",
+    "TextDone",
+    "ThinkingDelta",
+    "ThinkingDone",
+    "ToolEnd",
+    "ToolProgress",
+    "ToolStart",
+    "Usage",
+    "create_core",
+    "deny_message",
+    "installed_cores",
+    "load_core_factory",
+]

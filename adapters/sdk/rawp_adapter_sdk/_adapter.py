@@ -1,0 +1,176 @@
+"""The SDK adapter: runs an agent core inside the client's process.
+
+The session runtime around it keeps ``seq``, the turn pairing, PROMPT_IN_PROGRESS,
+the interaction broker and capabilities; this adapter only starts the core, feeds
+each prompt to it, turns its events into payloads and bridges its permission
+callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar
+
+import anyio
+from pydantic import Field
+
+from rawp_adapter_sdk._bridge import PermissionBridge
+from rawp_adapter_sdk._core import AgentCore, CoreEnvironment, CoreError, CoreEvent, create_core
+from rawp_adapter_sdk._translate import TurnTranslator
+from rawp_adapters import (
+    Adapter,
+    AdapterSettings,
+    AgentExit,
+    AgentFailure,
+    CloseResult,
+    InvalidSettingsError,
+    SessionContext,
+    StartFailed,
+    Turn,
+    TurnResult,
+)
+from rawp_adapters.frames import AgentInfo, ClientPayload, Features
+
+DEFAULT_CORE = "demo"
+
+
+class SdkSettings(AdapterSettings):
+    """``AgentMetadata.settings`` of the ``sdk`` adapter."""
+
+    core: str = Field(
+        default=DEFAULT_CORE,
+        description="The agent core: a name in the `rawp_adapters.sdk_cores` entry-point "
+        "group (`demo`, `claude`, …) or an import path `package.module:Factory`.",
+    )
+    core_options: dict[str, Any] = Field(
+        default_factory=dict, description="Keyword arguments for the core's factory."
+    )
+    permission_timeout_ms: int = Field(
+        default=60_000,
+        ge=1,
+        description="How long a permission request waits for the Master before it is denied.",
+    )
+
+
+class SdkAdapter(Adapter):
+    """Runs an :class:`~rawp_adapter_sdk.AgentCore` in-process (``adapter_type: "sdk"``).
+
+    Built from settings (``SdkAdapter.from_settings({"core": "claude", ...})``) or
+    around a core instance (``SdkAdapter.for_core(core)``).
+    """
+
+    adapter_type: ClassVar[str] = "sdk"
+    settings_model: ClassVar[type[AdapterSettings]] = SdkSettings
+
+    def __init__(
+        self,
+        settings: AdapterSettings,
+        *,
+        single_turn_process: bool = False,
+        core: AgentCore | None = None,
+    ) -> None:
+        if not isinstance(settings, SdkSettings):
+            raise TypeError(f"SdkAdapter needs SdkSettings, not {type(settings).__name__}")
+        if single_turn_process:
+            raise InvalidSettingsError(
+                "the sdk adapter runs its core in-process; single_turn_process does not apply"
+            )
+        super().__init__(settings)
+        self.settings: SdkSettings = settings
+        self.core = core if core is not None else create_core(settings.core, settings.core_options)
+        self._ctx: SessionContext | None = None
+        self._aborted_turn: str | None = None
+
+    @classmethod
+    def for_core(cls, core: AgentCore, *, permission_timeout_ms: int = 60_000) -> SdkAdapter:
+        return cls(SdkSettings(permission_timeout_ms=permission_timeout_ms), core=core)
+
+    @property
+    def features(self) -> Features:
+        core = self.core.features
+        return Features(
+            adapter_type=self.adapter_type,
+            thinking=core.thinking,
+            tool_events=core.tool_events,
+            permission_requests=core.permission_requests,
+            abort=core.abort,
+        )
+
+    @property
+    def agent_info(self) -> AgentInfo:
+        return AgentInfo(name=self.core.name, version=self.core.version)
+
+    async def start(self, ctx: SessionContext) -> None:
+        self._ctx = ctx
+        env = CoreEnvironment(
+            workspace=ctx.workspace,
+            session_id=ctx.session_id,
+            log=ctx.log.bind(core=self.core.name),
+        )
+        try:
+            await self.core.start(env)
+        except CoreError as exc:
+            raise StartFailed.of(exc.message) from exc
+
+    async def prompt(self, turn: Turn) -> TurnResult:
+        ctx = self._ctx
+        assert ctx is not None, "prompt() before start()"
+        translator = TurnTranslator(turn.turn_id)
+        bridge = PermissionBridge(
+            ctx, turn_id=turn.turn_id, timeout_ms=self.settings.permission_timeout_ms
+        )
+        try:
+            await _stream(self.core.run(turn.text, bridge), translator, ctx)
+        except CoreError as exc:
+            await _emit_all(ctx, translator.finish())
+            if exc.fatal:
+                # The core cannot go on: the session closes once this turn has ended.
+                ctx.agent_exited(AgentExit())
+            severity = "fatal" if exc.fatal else "error"
+            raise AgentFailure.of(exc.message, code=exc.code, severity=severity) from exc
+        except Exception:
+            await _emit_all(ctx, translator.finish())
+            raise
+        await _emit_all(ctx, translator.finish())
+        if translator.dropped:
+            ctx.log.warning(
+                "core events contradicting the stream were dropped",
+                turn_id=turn.turn_id,
+                dropped=translator.dropped,
+            )
+        stop = translator.stop_reason
+        if self._aborted_turn == turn.turn_id and stop == "end_turn":
+            stop = "cancelled"
+        return TurnResult(stop_reason=stop, usage=translator.usage)
+
+    async def abort(self, turn: Turn) -> None:
+        self._aborted_turn = turn.turn_id
+        await self.core.cancel()
+
+    async def close(self) -> CloseResult:
+        await self.core.close()
+        return CloseResult()
+
+
+ITERATOR_CLOSE_TIMEOUT_S = 5.0
+
+
+async def _stream(
+    events: AsyncIterator[CoreEvent], translator: TurnTranslator, ctx: SessionContext
+) -> None:
+    emit = ctx.emit
+    try:
+        async for event in events:
+            for payload in translator.translate(event):
+                await emit(payload)
+    finally:
+        # Let a core's generator run its cleanup, even when the turn was cancelled.
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            with anyio.move_on_after(ITERATOR_CLOSE_TIMEOUT_S, shield=True):
+                await aclose()
+
+
+async def _emit_all(ctx: SessionContext, payloads: list[ClientPayload]) -> None:
+    for payload in payloads:
+        await ctx.emit(payload)

@@ -1,0 +1,309 @@
+"""The agent-core contract: what an in-process agent library implements to run behind
+the SDK adapter, and how cores are found by name.
+
+A core runs one prompt at a time and streams :data:`CoreEvent` values (text and
+thinking, tool calls, usage, the stop reason). Before a tool runs it awaits the
+:data:`PermissionCallback` it was given, which answers :class:`Allow` (optionally
+with edited input) or :class:`Deny` (with a message for the model). A core never
+sees DPS frames, ids or the session: the adapter turns its events into frames.
+
+Cores are registered in the ``rawp_adapters.sdk_cores`` entry-point group
+(``name = "package.module:Factory"``) or named by import path
+(``"package.module:Factory"``). A factory is any callable that takes the core's
+options as keyword arguments and returns an :class:`AgentCore`, usually the class.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from structlog.stdlib import BoundLogger
+
+from rawp_adapters import InvalidSettingsError, RawpError
+from rawp_adapters.frames import AgentErrorCode, OutputType, StopReason
+
+CORE_ENTRY_POINT_GROUP = "rawp_adapters.sdk_cores"
+
+# ------------------------------------------------------------------ events
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """New text of content block ``index`` (counted per turn, from 0)."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDone:
+    """Block ``index`` is complete; ``text`` is all of it."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    index: int
+    text: str
+    redacted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDone:
+    index: int
+    text: str
+    redacted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart:
+    """The agent calls a tool. ``call_id`` is the core's own id for the call."""
+
+    call_id: str
+    tool_name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """New output of a running tool call (only the new part)."""
+
+    call_id: str
+    output: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd:
+    call_id: str
+    output: Any = None
+    is_error: bool = False
+    output_type: OutputType = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Usage of one step (one model call or the whole turn); steps of a turn add up."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Why the turn ended; the last event of a run. A run that ends without one
+    ended with ``end_turn``. Failures are raised as :class:`CoreError` instead."""
+
+    reason: StopReason = "end_turn"
+
+
+CoreEvent = (
+    TextDelta
+    | TextDone
+    | ThinkingDelta
+    | ThinkingDone
+    | ToolStart
+    | ToolProgress
+    | ToolEnd
+    | Usage
+    | Stop
+)
+"""Everything a core streams, discriminated by class."""
+
+
+class CoreError(RawpError):
+    """Raised by a core when the turn failed (the model API refused, the agent broke).
+
+    The adapter reports it as ``agent.error`` before ``session.turn.end`` ``error``.
+    """
+
+    def __init__(
+        self, message: str, *, code: str = AgentErrorCode.AGENT_ERROR, fatal: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.fatal = fatal
+
+
+# ------------------------------------------------------------------ permissions
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    """A tool call waiting for permission."""
+
+    tool_name: str
+    tool_input: Mapping[str, Any]
+    tool_call_id: str | None = None
+    title: str | None = None
+    """A one-line question for a human, when the core has one."""
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Allow:
+    """Run the tool, with ``updated_input`` instead of the original input when given."""
+
+    updated_input: Mapping[str, Any] | None = None
+
+
+DenyReason = Literal["refused", "timeout", "aborted", "closed", "malformed", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    """Do not run the tool; ``message`` is what the model is told."""
+
+    message: str
+    reason: DenyReason = "refused"
+
+    @property
+    def stops_turn(self) -> bool:
+        """The turn is being aborted or the session closed: the core should stop, not
+        let the model carry on."""
+        return self.reason in ("aborted", "closed")
+
+
+PermissionDecision = Allow | Deny
+PermissionCallback = Callable[[PermissionRequest], Awaitable[PermissionDecision]]
+"""Awaited by a core before a tool runs. Never raises; may be awaited concurrently
+for parallel tool calls. Cancelling it (e.g. on interrupt) is allowed."""
+
+
+# ------------------------------------------------------------------ the core
+
+
+@dataclass(frozen=True, slots=True)
+class CoreFeatures:
+    """What a core can really do; reported in ``session.capabilities``."""
+
+    thinking: bool = False
+    tool_events: bool = False
+    permission_requests: bool = False
+    abort: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CoreEnvironment:
+    """What a core gets when it starts."""
+
+    workspace: Path
+    """Absolute; the agent's working directory."""
+    session_id: str
+    log: BoundLogger = field(repr=False)
+
+
+@runtime_checkable
+class AgentCore(Protocol):
+    """An in-process agent library behind the SDK adapter.
+
+    The adapter calls :meth:`start` once, then :meth:`run` once per prompt (never two
+    at a time), :meth:`cancel` to abort the running prompt, and :meth:`close` once.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str | None: ...
+
+    @property
+    def features(self) -> CoreFeatures: ...
+
+    async def start(self, env: CoreEnvironment) -> None:
+        """Get ready; raise :class:`CoreError` (or anything) if the core cannot run."""
+
+    def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
+        """Run one prompt and stream what happens, ending with :class:`Stop`."""
+
+    async def cancel(self) -> None:
+        """Ask the running prompt to stop; :meth:`run` should then soon end with
+        ``Stop("cancelled")``. Returns without waiting for that."""
+
+    async def close(self) -> None:
+        """Stop everything the core started. Must finish even when cancelled."""
+
+
+CoreFactory = Callable[..., AgentCore]
+
+
+# ------------------------------------------------------------------ registry
+
+
+@dataclass(frozen=True, slots=True)
+class InstalledCore:
+    name: str
+    distribution: str | None
+    target: str
+
+
+def _core_entry_points() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=CORE_ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def installed_cores() -> list[InstalledCore]:
+    """Cores registered in the ``rawp_adapters.sdk_cores`` entry-point group."""
+    return [
+        InstalledCore(
+            name=name, distribution=ep.dist.name if ep.dist is not None else None, target=ep.value
+        )
+        for name, ep in sorted(_core_entry_points().items())
+    ]
+
+
+def _import_target(target: str) -> object:
+    module_name, _, attr_path = target.partition(":")
+    obj: object = importlib.import_module(module_name)
+    for attr in attr_path.split("."):
+        obj = getattr(obj, attr)
+    return obj
+
+
+def load_core_factory(core: str) -> CoreFactory:
+    """The factory of a core named by entry point (``"demo"``) or import path
+    (``"package.module:Factory"``). Raises :class:`InvalidSettingsError`."""
+    if ":" in core:
+        target = core
+    else:
+        ep = _core_entry_points().get(core)
+        if ep is None:
+            names = ", ".join(c.name for c in installed_cores()) or "none"
+            raise InvalidSettingsError(
+                f"no SDK agent core {core!r} is installed (installed: {names}); "
+                "name one of them or give an import path 'package.module:Factory'"
+            )
+        target = ep.value
+    try:
+        factory = _import_target(target)
+    except Exception as exc:
+        raise InvalidSettingsError(
+            f"SDK agent core {core!r} ({target}) failed to load: {exc}"
+        ) from exc
+    if not callable(factory):
+        raise InvalidSettingsError(f"SDK agent core {core!r} ({target}) is not callable")
+    return factory
+
+
+def create_core(core: str, options: Mapping[str, Any] | None = None) -> AgentCore:
+    """A new core from its name or import path, built with ``options`` as keywords."""
+    factory = load_core_factory(core)
+    try:
+        instance = factory(**dict(options or {}))
+    except (TypeError, ValueError) as exc:
+        raise InvalidSettingsError(f"invalid options for SDK agent core {core!r}: {exc}") from exc
+    if not isinstance(instance, AgentCore):
+        raise InvalidSettingsError(f"SDK agent core {core!r} did not build an AgentCore")
+    return instance

@@ -1,0 +1,235 @@
+"""Claude Agent SDK messages → core events for one turn (sans-IO).
+
+- Partial stream events (``include_partial_messages``) give the text and thinking
+  deltas; ``content_block_stop`` completes a block. Block indexes restart with every
+  model call, so each block gets the next index of the turn.
+- ``AssistantMessage`` gives the tool calls (``ToolUseBlock``, whole input) and the
+  text of messages that were not streamed; one with ``error`` set is the SDK's
+  synthetic API-error message.
+- ``UserMessage`` tool results end the tool calls.
+- ``ResultMessage`` gives usage (its ``total_cost_usd`` counts the whole session, so
+  the turn's cost is the difference) and the outcome. ``is_error`` with subtype
+  ``success`` is an API error; ``aborted_*`` terminal reasons are an interrupt.
+
+Text of sub-agents (stream events with ``parent_tool_use_id``) is left out; their tool
+calls are reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ResultMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from claude_agent_sdk.types import StreamEvent
+
+from rawp_adapter_sdk._core import (
+    CoreError,
+    CoreEvent,
+    Stop,
+    TextDelta,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
+    ToolEnd,
+    ToolStart,
+    Usage,
+)
+from rawp_adapters.frames import StopReason
+
+_ABORTED = frozenset({"aborted_tools", "aborted_streaming"})
+_STOP_REASONS: dict[str | None, StopReason] = {"max_tokens": "max_tokens", "refusal": "refusal"}
+
+
+class _Block:
+    __slots__ = ("index", "parts", "redacted", "thinking")
+
+    def __init__(self, index: int, *, thinking: bool, redacted: bool = False) -> None:
+        self.index = index
+        self.thinking = thinking
+        self.redacted = redacted
+        self.parts: list[str] = []
+
+
+class ClaudeTurnTranslator:
+    """Feed it every message of one turn; after the ``ResultMessage`` it is
+    :attr:`finished`, and :attr:`error` is set if the turn failed."""
+
+    def __init__(self, session_cost_before: float | None) -> None:
+        self.finished = False
+        self.error: CoreError | None = None
+        self.cancel_requested = False
+        self.session_cost = session_cost_before
+        self._cost_before = session_cost_before
+        self._next_index = 0
+        self._blocks: dict[int, _Block] = {}
+        self._streamed_messages: set[str] = set()
+        self._api_error_text: str | None = None
+        self._last_stop_reason: str | None = None
+
+    def feed(self, message: object) -> list[CoreEvent]:
+        match message:
+            case StreamEvent():
+                if message.parent_tool_use_id is not None:
+                    return []
+                return self._stream_event(message.event)
+            case AssistantMessage():
+                return self._assistant(message)
+            case UserMessage():
+                return self._tool_results(message)
+            case ResultMessage():
+                return self._result(message)
+        return []
+
+    # ------------------------------------------------------------ partial stream
+
+    def _stream_event(self, event: dict[str, Any]) -> list[CoreEvent]:
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            block = self._blocks.get(event.get("index", -1))
+            delta = event.get("delta") or {}
+            if block is None:
+                return []
+            text = delta.get("thinking") if block.thinking else delta.get("text")
+            if not isinstance(text, str) or not text:
+                return []
+            block.parts.append(text)
+            if block.thinking:
+                return [ThinkingDelta(block.index, text, block.redacted)]
+            return [TextDelta(block.index, text)]
+        if kind == "content_block_start":
+            content = event.get("content_block") or {}
+            content_type = content.get("type")
+            if content_type in ("text", "thinking", "redacted_thinking"):
+                self._blocks[event.get("index", -1)] = _Block(
+                    self._take_index(),
+                    thinking=content_type != "text",
+                    redacted=content_type == "redacted_thinking",
+                )
+            return []
+        if kind == "content_block_stop":
+            block = self._blocks.pop(event.get("index", -1), None)
+            if block is None:
+                return []
+            text = "".join(block.parts)
+            if block.thinking:
+                return [ThinkingDone(block.index, text, block.redacted)]
+            return [TextDone(block.index, text)]
+        if kind == "message_start":
+            self._blocks.clear()
+            message_id = (event.get("message") or {}).get("id")
+            if isinstance(message_id, str):
+                self._streamed_messages.add(message_id)
+        elif kind == "message_delta":
+            self._last_stop_reason = (event.get("delta") or {}).get("stop_reason")
+        return []
+
+    def _take_index(self) -> int:
+        index = self._next_index
+        self._next_index += 1
+        return index
+
+    # ------------------------------------------------------------ whole messages
+
+    def _assistant(self, message: AssistantMessage) -> list[CoreEvent]:
+        if message.error is not None:
+            texts = [b.text for b in message.content if isinstance(b, TextBlock)]
+            self._api_error_text = " ".join(texts) or message.error
+            return []
+        streamed = message.message_id in self._streamed_messages
+        events: list[CoreEvent] = []
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                events.append(ToolStart(call_id=block.id, tool_name=block.name, input=block.input))
+            elif streamed or message.parent_tool_use_id is not None:
+                continue
+            elif isinstance(block, TextBlock):
+                index = self._take_index()
+                events += [TextDelta(index, block.text), TextDone(index, block.text)]
+            elif isinstance(block, ThinkingBlock):
+                index = self._take_index()
+                events += [
+                    ThinkingDelta(index, block.thinking),
+                    ThinkingDone(index, block.thinking),
+                ]
+        return events
+
+    def _tool_results(self, message: UserMessage) -> list[CoreEvent]:
+        if isinstance(message.content, str):
+            return []
+        events: list[CoreEvent] = []
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                output = _result_text(block.content)
+                events.append(
+                    ToolEnd(
+                        call_id=block.tool_use_id,
+                        output=output,
+                        is_error=bool(block.is_error),
+                        output_type="text" if output else "empty",
+                    )
+                )
+        return events
+
+    def _result(self, message: ResultMessage) -> list[CoreEvent]:
+        self.finished = True
+        events: list[CoreEvent] = []
+        usage = self._usage(message)
+        if usage is not None:
+            events.append(usage)
+        aborted = message.terminal_reason in _ABORTED or (
+            self.cancel_requested and message.subtype == "error_during_execution"
+        )
+        if aborted:
+            events.append(Stop("cancelled"))
+        elif message.is_error or message.subtype != "success":
+            self.error = CoreError(self._failure_text(message))
+        else:
+            stop_reason = message.stop_reason or self._last_stop_reason
+            events.append(Stop(_STOP_REASONS.get(stop_reason, "end_turn")))
+        return events
+
+    def _usage(self, message: ResultMessage) -> Usage | None:
+        raw = message.usage or {}
+        total = message.total_cost_usd
+        cost = None
+        if total is not None:
+            cost = max(0.0, total - (self._cost_before or 0.0))
+            self.session_cost = total
+        if not raw and cost is None:
+            return None
+        return Usage(
+            input_tokens=_int(raw.get("input_tokens")),
+            output_tokens=_int(raw.get("output_tokens")),
+            cache_read_tokens=_int(raw.get("cache_read_input_tokens")),
+            cache_write_tokens=_int(raw.get("cache_creation_input_tokens")),
+            cost_usd=cost,
+        )
+
+    def _failure_text(self, message: ResultMessage) -> str:
+        if message.subtype == "error_max_turns":
+            return "Claude stopped at its max_turns limit before finishing."
+        text = self._api_error_text or "; ".join(message.errors or []) or message.result
+        text = text or f"the turn failed ({message.subtype})"
+        if message.api_error_status is not None and str(message.api_error_status) not in text:
+            text = f"{text} (HTTP {message.api_error_status})"
+        return text
+
+
+def _result_text(content: str | list[dict[str, Any]] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(part.get("text", "")) for part in content if part.get("type") == "text")
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

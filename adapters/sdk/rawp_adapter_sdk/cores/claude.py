@@ -1,0 +1,313 @@
+"""The Claude Agent SDK core (``claude-agent-sdk``, installed with the ``claude`` extra).
+
+One ``ClaudeSDKClient`` (one Claude Code CLI process) per session: the workspace is
+its cwd, its config and temp dirs live in a per-session directory that is removed on
+close, and it never outlives the session: on close the CLI and everything it started
+are killed if the SDK's own shutdown leaves them, and a watchdog kills them if the
+host process dies first (an orphaned CLI runs its current tool to the end, and one
+waiting on a permission answer goes on to call the model again). ``can_use_tool``
+goes through the permission bridge; ``cancel`` is the SDK's interrupt.
+``claude_agent_sdk`` is imported only when a core starts.
+
+A CLI that dies while the session is idle is noticed at the next prompt: that turn
+fails (``PROCESS_EXIT``, fatal) and the session closes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import deque
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import psutil
+from structlog.stdlib import BoundLogger
+
+from rawp_adapter_sdk._core import (
+    Allow,
+    CoreEnvironment,
+    CoreError,
+    CoreEvent,
+    CoreFeatures,
+    PermissionCallback,
+    PermissionRequest,
+)
+from rawp_adapter_sdk._process_guard import ParentDeathGuard, kill_tree, snapshot_tree
+from rawp_adapters._logging import get_logger
+from rawp_adapters.frames import AgentErrorCode
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeSDKClient
+    from claude_agent_sdk.types import PermissionResult, ToolPermissionContext
+
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+INTERRUPT_TIMEOUT_S = 5.0
+"""Bound on the SDK's interrupt request (it would wait 60 s for the CLI's answer)."""
+DRAIN_TIMEOUT_S = 10.0
+"""Bound on reading what is left of a turn whose reader was cancelled."""
+DISCONNECT_GRACE_S = 2.0
+"""How long the CLI gets to exit on its own after stdin closes before it is killed."""
+STDERR_TAIL_LINES = 20
+
+
+class ClaudeCore:
+    """Options (all optional): ``model``, ``system_prompt``, ``max_turns``,
+    ``allowed_tools`` (run without asking), ``disallowed_tools``, ``env`` (extra
+    environment for the CLI, e.g. ``ANTHROPIC_BASE_URL``), ``cli_path`` (another
+    Claude Code CLI than the bundled one), ``state_dir`` (where the per-session
+    directory is made; the system temp dir by default)."""
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        max_turns: int | None = None,
+        allowed_tools: Sequence[str] = (),
+        disallowed_tools: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cli_path: str | None = None,
+        state_dir: str | None = None,
+    ) -> None:
+        if max_turns is not None and (not isinstance(max_turns, int) or max_turns < 1):
+            raise ValueError(f"max_turns must be a positive integer: {max_turns!r}")
+        if env is not None and not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+        ):
+            raise ValueError("env must map strings to strings")
+        self.model = model
+        self.system_prompt = system_prompt
+        self.max_turns = max_turns
+        self.allowed_tools = list(allowed_tools)
+        self.disallowed_tools = list(disallowed_tools)
+        self.env = dict(env or {})
+        self.cli_path = cli_path
+        self.state_parent = state_dir
+        self.state_path: Path | None = None
+        """The per-session directory (CLI config and temp dirs) while the core runs."""
+        self._client: ClaudeSDKClient | None = None
+        self._guard: ParentDeathGuard | None = None
+        self._cli_pid: int | None = None
+        self._log: BoundLogger = get_logger("rawp_adapter_sdk.claude")
+        self._permission: PermissionCallback | None = None
+        self._translator: ClaudeTurnTranslator | None = None
+        self._result_pending = False
+        self._session_cost: float | None = None
+        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._version: str | None = None
+
+    @property
+    def name(self) -> str:
+        return "claude-code"
+
+    @property
+    def version(self) -> str | None:
+        return self._version
+
+    @property
+    def features(self) -> CoreFeatures:
+        return CoreFeatures(thinking=True, tool_events=True, permission_requests=True, abort=True)
+
+    @property
+    def cli_pid(self) -> int | None:
+        """The Claude Code CLI process, while it runs."""
+        return self._cli_pid
+
+    @property
+    def guard_pid(self) -> int | None:
+        """The watchdog that kills the CLI if this process dies, while it runs."""
+        return self._guard.pid if self._guard is not None else None
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, env: CoreEnvironment) -> None:
+        try:
+            import claude_agent_sdk as sdk
+        except ImportError as exc:
+            raise CoreError(
+                "the claude core needs claude-agent-sdk: install rawp-adapter-sdk[claude]",
+                code=AgentErrorCode.SPAWN_FAILED,
+                fatal=True,
+            ) from exc
+        self._log = env.log
+        self._version = _cli_version(sdk)
+        state = Path(tempfile.mkdtemp(prefix="rawp-claude-", dir=self.state_parent))
+        self.state_path = state
+        (state / "config").mkdir()
+        (state / "tmp").mkdir()
+        options = sdk.ClaudeAgentOptions(
+            cwd=str(env.workspace),
+            can_use_tool=self._can_use_tool,
+            permission_mode="default",
+            include_partial_messages=True,
+            setting_sources=[],
+            model=self.model,
+            system_prompt=self.system_prompt,
+            max_turns=self.max_turns,
+            allowed_tools=self.allowed_tools,
+            disallowed_tools=self.disallowed_tools,
+            cli_path=self.cli_path,
+            env={
+                "CLAUDE_CONFIG_DIR": str(state / "config"),
+                "CLAUDE_CODE_TMPDIR": str(state / "tmp"),
+                "TMPDIR": str(state / "tmp"),
+                "DISABLE_AUTOUPDATER": "1",
+                **self.env,
+            },
+            stderr=self._stderr_tail.append,
+        )
+        client = sdk.ClaudeSDKClient(options=options)
+        self._client = client
+        try:
+            await client.connect()
+            self._cli_pid = _cli_pid(client)
+            if self._cli_pid is not None:
+                self._guard = await ParentDeathGuard.start(self._cli_pid)
+            else:
+                env.log.warning("cannot see the Claude CLI's pid; it is not guarded")
+        except Exception as exc:
+            await self.close()
+            raise CoreError(
+                f"the Claude Code CLI did not start: {exc}{self._stderr_excerpt()}",
+                code=AgentErrorCode.SPAWN_FAILED,
+                fatal=True,
+            ) from exc
+
+    async def close(self) -> None:
+        with anyio.CancelScope(shield=True):
+            client, self._client = self._client, None
+            tree = snapshot_tree(self._cli_pid) if self._cli_pid is not None else []
+            if client is not None:
+                async with anyio.create_task_group() as tg:
+                    # The SDK's own shutdown waits up to 5 s + 5 s before it kills.
+                    tg.start_soon(self._kill_after, tree, DISCONNECT_GRACE_S)
+                    try:
+                        await client.disconnect()
+                    except Exception:
+                        self._log.exception("disconnecting the Claude CLI failed")
+                    tg.cancel_scope.cancel()
+            survivors = await kill_tree(tree)
+            if survivors:
+                self._log.error("Claude CLI processes survived SIGKILL", pids=survivors)
+            self._cli_pid = None
+            if self._guard is not None:
+                guard, self._guard = self._guard, None
+                await guard.release(self._log)
+            if self.state_path is not None:
+                state, self.state_path = self.state_path, None
+                await anyio.to_thread.run_sync(shutil.rmtree, state, True)
+
+    async def _kill_after(self, tree: list[psutil.Process], delay: float) -> None:
+        await anyio.sleep(delay)
+        self._log.warning("the Claude CLI did not exit after stdin closed; killing it")
+        await kill_tree(tree)
+
+    # ------------------------------------------------------------ turns
+
+    async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
+        from claude_agent_sdk import ClaudeSDKError
+
+        from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+        client = self._client
+        if client is None:
+            raise CoreError("the Claude core is not running", fatal=True)
+        try:
+            if self._result_pending:
+                await self._finish_previous_turn(client)
+            translator = ClaudeTurnTranslator(self._session_cost)
+            self._translator = translator
+            self._permission = permission
+            self._result_pending = True
+            try:
+                await client.query(prompt)
+                async for message in client.receive_response():
+                    for event in translator.feed(message):
+                        yield event
+                    if translator.error is not None:
+                        raise translator.error
+            finally:
+                self._permission = None
+                self._translator = None
+                self._result_pending = not translator.finished
+                self._session_cost = translator.session_cost
+        except ClaudeSDKError as exc:
+            raise CoreError(
+                f"the Claude Code CLI failed: {exc}{self._stderr_excerpt()}",
+                code=AgentErrorCode.PROCESS_EXIT,
+                fatal=True,
+            ) from exc
+        if not translator.finished:
+            raise CoreError("the Claude Code CLI ended the turn without a result", fatal=True)
+
+    async def cancel(self) -> None:
+        client, translator = self._client, self._translator
+        if client is None or translator is None or translator.finished:
+            return
+        translator.cancel_requested = True
+        with anyio.move_on_after(INTERRUPT_TIMEOUT_S):
+            await client.interrupt()
+
+    async def _finish_previous_turn(self, client: ClaudeSDKClient) -> None:
+        """A turn whose reader was cancelled left its tail (up to its result) unread."""
+        from claude_agent_sdk import ResultMessage
+
+        with anyio.move_on_after(DRAIN_TIMEOUT_S):
+            with anyio.move_on_after(INTERRUPT_TIMEOUT_S):
+                await client.interrupt()
+            async for message in client.receive_response():
+                if isinstance(message, ResultMessage):
+                    self._session_cost = message.total_cost_usd
+                    self._result_pending = False
+        if self._result_pending:
+            raise CoreError("the previous turn of the Claude Code CLI did not finish", fatal=True)
+
+    async def _can_use_tool(
+        self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResult:
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+        permission = self._permission
+        if permission is None:
+            return PermissionResultDeny(message="No turn is running.", interrupt=True)
+        decision = await permission(
+            PermissionRequest(
+                tool_name=tool_name,
+                tool_input=tool_input,
+                tool_call_id=context.tool_use_id,
+                title=context.title,
+                description=context.description,
+            )
+        )
+        if isinstance(decision, Allow):
+            edited = decision.updated_input
+            return PermissionResultAllow(updated_input=dict(edited) if edited is not None else None)
+        return PermissionResultDeny(message=decision.message, interrupt=decision.stops_turn)
+
+    # ------------------------------------------------------------ helpers
+
+    def _stderr_excerpt(self) -> str:
+        if not self._stderr_tail:
+            return ""
+        return "; stderr: " + " | ".join(self._stderr_tail)
+
+
+def _cli_pid(client: object) -> int | None:
+    """The CLI's pid, from the SDK's private transport (checked against 0.2.186)."""
+    transport = getattr(client, "_transport", None)
+    process = getattr(transport, "_process", None)
+    pid = getattr(process, "pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+def _cli_version(sdk: Any) -> str | None:
+    try:
+        from claude_agent_sdk._cli_version import __cli_version__
+    except ImportError:
+        version = getattr(sdk, "__version__", None)
+        return f"agent-sdk {version}" if isinstance(version, str) else None
+    return str(__cli_version__)

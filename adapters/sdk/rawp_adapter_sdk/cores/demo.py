@@ -1,0 +1,190 @@
+"""The demo core: a scripted stand-in for an agent library, for trying the adapter on a
+fresh machine. Pure Python, no model, no network.
+
+Every prompt gets the same little play: it thinks, says what it will do, asks
+permission to write a note into a file in the workspace (``write_file``; the last file
+name the prompt mentions, e.g. ``notes.txt``, or ``rawp-demo.txt``), writes it only if
+allowed (with the Master's edited input, if any), and reports back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path, PurePath
+from typing import Any
+
+import anyio
+
+from rawp_adapter_sdk._core import (
+    Allow,
+    CoreEnvironment,
+    CoreEvent,
+    CoreFeatures,
+    Deny,
+    PermissionCallback,
+    PermissionRequest,
+    Stop,
+    TextDelta,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
+    ToolEnd,
+    ToolProgress,
+    ToolStart,
+    Usage,
+)
+
+DEMO_TOOL = "write_file"
+DEFAULT_FILE_NAME = "rawp-demo.txt"
+
+
+class DemoCore:
+    """Options: ``file_name`` (relative to the workspace) for prompts that name no file,
+    ``delay_ms`` between streamed words."""
+
+    def __init__(self, *, file_name: str = DEFAULT_FILE_NAME, delay_ms: int = 15) -> None:
+        if not isinstance(file_name, str) or not _is_relative_inside(file_name):
+            raise ValueError(
+                f"file_name must be a relative path inside the workspace: {file_name!r}"
+            )
+        if not isinstance(delay_ms, int) or delay_ms < 0:
+            raise ValueError(f"delay_ms must be a non-negative integer: {delay_ms!r}")
+        self.file_name = file_name
+        self.delay = delay_ms / 1000
+        self._workspace: Path | None = None
+        self._cancelled = anyio.Event()
+        self._calls = itertools.count(1)
+
+    @property
+    def name(self) -> str:
+        return "rawp-demo"
+
+    @property
+    def version(self) -> str | None:
+        return "1"
+
+    @property
+    def features(self) -> CoreFeatures:
+        return CoreFeatures(thinking=True, tool_events=True, permission_requests=True, abort=True)
+
+    async def start(self, env: CoreEnvironment) -> None:
+        self._workspace = env.workspace
+
+    async def cancel(self) -> None:
+        self._cancelled.set()
+
+    async def close(self) -> None:
+        self._cancelled.set()
+
+    async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
+        self._cancelled = anyio.Event()
+        words = 0
+        file_name = _file_name_in(prompt) or self.file_name
+        thought = f"No model here, only a script. I will note the request down in {file_name}."
+        async for event in self._stream(0, thought, thinking=True):
+            words += 1
+            yield event
+        async for event in self._stream(1, f"I'll write a note to {file_name}."):
+            words += 1
+            yield event
+        if self._cancelled.is_set():
+            yield Stop("cancelled")
+            return
+
+        call_id = f"demo-call-{next(self._calls)}"
+        tool_input = {"path": file_name, "content": _note(prompt)}
+        yield ToolStart(call_id=call_id, tool_name=DEMO_TOOL, input=tool_input)
+        decision = await permission(
+            PermissionRequest(
+                tool_name=DEMO_TOOL,
+                tool_input=tool_input,
+                tool_call_id=call_id,
+                title=f"Write {file_name} in the workspace?",
+            )
+        )
+        if isinstance(decision, Deny):
+            yield ToolEnd(call_id=call_id, output=decision.message, is_error=True)
+            if decision.stops_turn or self._cancelled.is_set():
+                yield Stop("cancelled")
+                return
+            reply = f"I did not write the file: {decision.message}"
+        else:
+            target = self._target(decision, tool_input)
+            if isinstance(target, str):
+                yield ToolEnd(call_id=call_id, output=target, is_error=True)
+                reply = f"I could not write the file: {target}"
+            else:
+                path, content = target
+                yield ToolProgress(call_id=call_id, output=f"writing {len(content)} characters\n")
+                try:
+                    await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True)
+                    await anyio.Path(path).write_text(content, encoding="utf-8")
+                except OSError as exc:
+                    failure = f"{type(exc).__name__}: {exc.strerror or exc}"
+                    yield ToolEnd(call_id=call_id, output=failure, is_error=True)
+                    reply = f"I could not write the file: {failure}"
+                else:
+                    done = f"Wrote {len(content)} characters to {path.name}."
+                    yield ToolEnd(call_id=call_id, output=done)
+                    reply = f"Done. {done}"
+        async for event in self._stream(2, reply):
+            words += 1
+            yield event
+        yield Usage(input_tokens=len(prompt.split()), output_tokens=words)
+        yield Stop("cancelled" if self._cancelled.is_set() else "end_turn")
+
+    async def _stream(
+        self, index: int, text: str, *, thinking: bool = False
+    ) -> AsyncIterator[CoreEvent]:
+        words = text.split(" ")
+        for i, word in enumerate(words):
+            if self._cancelled.is_set():
+                break
+            piece = word if i == len(words) - 1 else word + " "
+            yield ThinkingDelta(index, piece) if thinking else TextDelta(index, piece)
+            if self.delay:
+                with anyio.move_on_after(self.delay):
+                    await self._cancelled.wait()
+        yield ThinkingDone(index, text) if thinking else TextDone(index, text)
+
+    def _target(self, decision: Allow, original: Mapping[str, Any]) -> tuple[Path, str] | str:
+        """Where to write what, from the (possibly edited) input; or why it cannot be."""
+        tool_input = decision.updated_input if decision.updated_input is not None else original
+        path, content = tool_input.get("path"), tool_input.get("content")
+        if not isinstance(path, str) or not isinstance(content, str):
+            return "write_file needs a string path and a string content"
+        assert self._workspace is not None, "run() before start()"
+        target = self._workspace / path
+        if not _is_relative_inside(path) or not target.resolve().is_relative_to(
+            self._workspace.resolve()
+        ):
+            return f"{path!r} is not a path inside the workspace"
+        return target, content
+
+
+def _is_relative_inside(path: str) -> bool:
+    parts = PurePath(path).parts
+    return bool(parts) and not PurePath(path).is_absolute() and ".." not in parts
+
+
+_TRAILING_PUNCTUATION = ".,;:!?\"')"
+_FILE_NAME = re.compile(r"[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{1,9}")
+
+
+def _file_name_in(prompt: str) -> str | None:
+    """The last word of the prompt that looks like a file name (``notes.txt``), if any."""
+    for word in reversed(prompt.split()):
+        candidate = word.strip(_TRAILING_PUNCTUATION + "\"'(")
+        if _FILE_NAME.fullmatch(candidate):
+            return candidate
+    return None
+
+
+def _note(prompt: str) -> str:
+    return (
+        f"You asked: {prompt}\n\n"
+        "Written by the rawp-adapters demo core. It has no model, so this note is all it can\n"
+        "write; run a real core (e.g. core=claude) for real work.\n"
+    )

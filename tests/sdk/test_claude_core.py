@@ -1,0 +1,393 @@
+"""The Claude core with the real Claude Agent SDK and its bundled CLI, offline: the CLI
+talks to the project's scripted Anthropic Messages API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+from rawp_adapter_sdk import SdkAdapter
+from rawp_adapter_sdk.cores.claude import ClaudeCore
+
+from rawp_adapters import SessionOptions
+from rawp_adapters.frames import (
+    AgentErrorFrame,
+    InteractionRequestFrame,
+    TextDeltaFrame,
+    ToolInvokeRequestFrame,
+    ToolInvokeResultFrame,
+)
+from rawp_adapters.testing import Policy, SessionDriver, allow_all, deny_all, drive, never_answer
+from tests.sdk.processes import alive, wait_gone
+from tests.support.claude import claude_env, claude_sdk_available
+from tests.support.llm_anthropic import (
+    DEFAULT_TEXT,
+    PARALLEL_COMMANDS,
+    THINKING_TEXT,
+    ScriptedAnthropic,
+    last_user_text,
+    tool_results,
+)
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.claude,
+    pytest.mark.skipif(
+        not claude_sdk_available(),
+        reason="claude-agent-sdk with its Claude Code CLI is not installed "
+        "(pip install 'rawp-adapter-sdk[claude]')",
+    ),
+]
+
+HOST_SCRIPT = Path(__file__).with_name("claude_host.py")
+WRITE_OUT = "RUN_BASH echo hi > out.txt"
+
+
+@pytest.fixture
+def api() -> Iterator[ScriptedAnthropic]:
+    with ScriptedAnthropic() as server:
+        yield server
+
+
+@dataclass
+class ClaudeRun:
+    driver: SessionDriver
+    core: ClaudeCore
+    workspace: Path
+    home: Path
+
+
+def claude_settings(api: ScriptedAnthropic, tmp_path: Path, timeout_ms: int) -> dict[str, Any]:
+    """The CLI's environment minus the dirs the core isolates itself; HOME is a fresh
+    directory so that anything the CLI writes outside the session's state shows."""
+    env = claude_env(api.base_url, tmp_path / "unused")
+    for isolated in ("CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR"):
+        del env[isolated]
+    env["HOME"] = str(tmp_path / "home")
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "state").mkdir(exist_ok=True)
+    return {
+        "core": "claude",
+        "core_options": {"env": env, "state_dir": str(tmp_path / "state")},
+        "permission_timeout_ms": timeout_ms,
+    }
+
+
+@asynccontextmanager
+async def claude_session(
+    api: ScriptedAnthropic,
+    tmp_path: Path,
+    *,
+    policy: Policy = allow_all,
+    timeout_ms: int = 30_000,
+    abort_grace: float = 5.0,
+) -> AsyncIterator[ClaudeRun]:
+    """A checked session on the Claude core; on exit, asserts that nothing it started
+    is left (CLI, its children, the watchdog, the state directory)."""
+    adapter = SdkAdapter.from_settings(claude_settings(api, tmp_path, timeout_ms))
+    core = adapter.core
+    assert isinstance(core, ClaudeCore)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    options = SessionOptions(abort_grace=abort_grace)
+    async with drive(adapter, workspace=workspace, policy=policy, timeout=30, options=options) as d:
+        assert core.cli_pid is not None
+        assert core.guard_pid is not None
+        started = [core.cli_pid, core.guard_pid]
+        yield ClaudeRun(d, core, workspace, tmp_path / "home")
+    assert [pid for pid in started if alive(pid)] == []
+    assert core.cli_pid is None
+    assert list((tmp_path / "state").iterdir()) == []
+
+
+def files(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+async def test_a_text_turn_streams_thinking_then_text_and_reports_usage(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        turn = await run.driver.prompt("THINK_FIRST say hello")
+        caps = run.driver.frames[0]
+    assert caps.type == "session.capabilities"
+    features = caps.payload.features
+    assert (features.adapter_type, features.thinking, features.permission_requests) == (
+        "sdk",
+        True,
+        True,
+    )
+    assert caps.payload.agent is not None
+    assert caps.payload.agent.name == "claude-code"
+    assert turn.text == DEFAULT_TEXT
+    (thinking,) = turn.of_type("agent.thinking.done")
+    (text,) = turn.of_type("agent.text.done")
+    assert thinking.payload.text == THINKING_TEXT
+    assert (thinking.payload.index, text.payload.index) == (0, 1)
+    assert text.payload.text == DEFAULT_TEXT
+    assert turn.stop_reason == "end_turn"
+    usage = turn.end.payload.usage
+    assert usage is not None
+    assert usage.input_tokens == 10
+    assert usage.output_tokens is not None
+    assert usage.output_tokens > 0
+    assert len(turn.of_type("session.usage")) == 1
+
+
+async def test_an_allowed_tool_call_runs_and_writes_the_file(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        turn = await run.driver.prompt(WRITE_OUT)
+        assert (run.workspace / "out.txt").read_text() == "hi\n"
+    (call,) = turn.of_type(ToolInvokeRequestFrame)
+    (request,) = turn.of_type(InteractionRequestFrame)
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert call.payload.tool_name == "Bash"
+    assert request.payload.interaction_type == "PERMISSION"
+    assert request.payload.context.tool_name == "Bash"
+    assert request.payload.context.tool_input == call.payload.input
+    assert request.payload.context.tool_call_id == call.payload.invocation_id
+    assert request.payload.timeout_ms == 30_000
+    assert result.payload.invocation_id == call.payload.invocation_id
+    assert not result.payload.is_error
+    assert turn.stop_reason == "end_turn"
+
+
+async def test_a_denied_tool_call_does_not_run_and_the_model_is_told_it_was_refused(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path, policy=deny_all) as run:
+        turn = await run.driver.prompt(WRITE_OUT)
+        assert files(run.workspace) == []
+    (told,) = tool_results(api.requests[-1])
+    assert told["is_error"] is True
+    assert "refused" in json.dumps(told["content"])
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert result.payload.is_error
+    assert turn.stop_reason == "end_turn"
+
+
+async def test_an_unanswered_tool_call_is_denied_and_the_model_is_told_it_timed_out(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path, policy=never_answer, timeout_ms=300) as run:
+        turn = await run.driver.prompt(WRITE_OUT)
+        assert files(run.workspace) == []
+    (told,) = tool_results(api.requests[-1])
+    assert told["is_error"] is True
+    assert "timed out" in json.dumps(told["content"])
+    assert turn.stop_reason == "end_turn"
+
+
+async def test_an_allowed_tool_call_with_edited_input_runs_the_edit(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    from rawp_adapters.testing import Reply
+
+    edit = json.dumps({"command": "echo changed > out.txt"})
+    async with claude_session(api, tmp_path, policy=lambda _: Reply.allow(edit)) as run:
+        turn = await run.driver.prompt(WRITE_OUT)
+        assert (run.workspace / "out.txt").read_text() == "changed\n"
+    assert turn.stop_reason == "end_turn"
+
+
+async def test_aborting_while_a_permission_is_pending_denies_it_and_cancels_the_turn(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path, policy=never_answer) as run:
+        d = run.driver
+        start = await d.start_prompt(WRITE_OUT)
+        await d.wait_for(InteractionRequestFrame)
+        await d.send(d.control.abort(start.payload.turn_id))
+        turn = await d.wait_turn(start.payload.turn_id)
+        assert files(run.workspace) == []
+        again = await d.prompt("hello again")
+    assert turn.stop_reason == "cancelled"
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert result.payload.is_error
+    assert len(api.requests) == 2  # the model was not asked to go on after the abort
+    assert again.text == DEFAULT_TEXT
+
+
+async def test_aborting_while_the_model_streams_cancels_the_turn(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        d = run.driver
+        start = await d.start_prompt("SLOW_STREAM 200 50")
+        await d.wait_for(TextDeltaFrame)
+        await d.send(d.control.abort(start.payload.turn_id))
+        turn = await d.wait_turn(start.payload.turn_id, timeout=10)
+        again = await d.prompt("hello again")
+    assert turn.stop_reason == "cancelled"
+    assert len(turn.of_type(TextDeltaFrame)) < 200
+    assert again.stop_reason == "end_turn"
+    assert again.text == DEFAULT_TEXT
+
+
+async def test_turns_of_one_session_share_one_cli_and_one_conversation(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        pid = run.core.cli_pid
+        turns = [await run.driver.prompt(f"turn number {n}") for n in range(3)]
+        assert run.core.cli_pid == pid
+    assert [t.stop_reason for t in turns] == ["end_turn"] * 3
+    assert all(t.text == DEFAULT_TEXT for t in turns)
+    last = api.requests[-1]
+    assert last_user_text(last) == "turn number 2"
+    said = json.dumps(last["messages"])
+    assert "turn number 0" in said
+    assert "turn number 1" in said
+
+
+async def test_an_api_error_gives_an_agent_error_then_an_error_turn_end(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        turn = await run.driver.prompt("API_ERROR 500")
+        assert not run.driver.session.closed
+    (error,) = turn.of_type(AgentErrorFrame)
+    assert error.payload.severity == "error"
+    assert "500" in error.payload.message
+    assert [f.type for f in turn.frames][-2:] == ["agent.error", "session.turn.end"]
+    assert turn.stop_reason == "error"
+
+
+async def test_parallel_tool_calls_get_one_permission_request_each(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path, policy=never_answer) as run:
+        d = run.driver
+        start = await d.start_prompt("PARALLEL_TOOLS")
+        answered: set[str] = set()
+        # Claude Code asks for these one after the other: answer each as it comes.
+        while len(answered) < len(PARALLEL_COMMANDS):
+            request = await d.wait_for(
+                InteractionRequestFrame,
+                where=lambda f: f.payload.interaction_id not in answered,
+            )
+            answered.add(request.payload.interaction_id)
+            await d.send(d.control.allow(request.payload.interaction_id))
+        turn = await d.wait_turn(start.payload.turn_id)
+        assert files(run.workspace) == ["one.txt", "two.txt"]
+    calls = {f.payload.invocation_id for f in turn.of_type(ToolInvokeRequestFrame)}
+    asked = {f.payload.context.tool_call_id for f in turn.of_type(InteractionRequestFrame)}
+    assert len(calls) == 2
+    assert asked == calls
+
+
+async def test_the_cli_keeps_its_config_and_temp_files_in_the_sessions_own_directory(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        await run.driver.prompt(WRITE_OUT)
+        state = run.core.state_path
+        assert state is not None
+        assert state.parent == tmp_path / "state"
+        assert any((state / "config").iterdir())
+        assert files(run.home) == []
+    assert not state.exists()
+
+
+async def test_a_cli_that_cannot_start_is_reported_and_leaves_nothing_behind(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    settings = claude_settings(api, tmp_path, timeout_ms=1000)
+    settings["core_options"]["cli_path"] = str(tmp_path / "no-such-claude")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    async with drive(SdkAdapter.from_settings(settings), workspace=workspace) as d:
+        closed = await d.closed()
+    assert closed.payload.reason == "error"
+    (error,) = d.of_type(AgentErrorFrame)
+    assert error.payload.error_code == "SPAWN_FAILED"
+    assert "no-such-claude" in error.payload.message
+    assert files(tmp_path / "state") == []
+
+
+async def test_a_cli_that_died_between_turns_fails_the_next_one_and_closes_the_session(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        assert run.core.cli_pid is not None
+        cli = psutil.Process(run.core.cli_pid)
+        cli.kill()
+        turn = await run.driver.prompt("hello")
+        closed = await run.driver.closed()
+    (error,) = turn.of_type(AgentErrorFrame)
+    assert error.payload.severity == "fatal"
+    assert error.payload.error_code == "PROCESS_EXIT"
+    assert turn.stop_reason == "error"
+    assert closed.payload.reason == "agent_exit"
+
+
+async def test_a_turn_ended_for_the_core_after_the_abort_grace_does_not_spill_into_the_next(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    """The session stops waiting for an aborted turn after its grace; the CLI's late end
+    of that turn must be read away before the next prompt, not taken as its answer."""
+    async with claude_session(api, tmp_path, abort_grace=0.0) as run:
+        d = run.driver
+        start = await d.start_prompt("SLOW_STREAM 400 50")
+        await d.wait_for(TextDeltaFrame)
+        await d.send(d.control.abort(start.payload.turn_id))
+        aborted = await d.wait_turn(start.payload.turn_id)
+        turn = await d.prompt("hello again")
+    assert aborted.stop_reason == "cancelled"
+    assert turn.stop_reason == "end_turn"
+    assert turn.text == DEFAULT_TEXT
+    assert last_user_text(api.requests[-1]).endswith("hello again")
+
+
+async def wait_for_tool_process(cli_pid: int, timeout: float) -> list[psutil.Process]:
+    """The CLI's process tree once the tool command (the host's Python) runs in it."""
+    with anyio.fail_after(timeout):
+        while True:
+            tree = [psutil.Process(cli_pid), *psutil.Process(cli_pid).children(recursive=True)]
+            if any("time.sleep(600)" in " ".join(p.cmdline()) for p in tree[1:]):
+                return tree
+            await anyio.sleep(0.05)
+
+
+@pytest.mark.parametrize("moment", ["permission", "tool"])
+async def test_the_cli_and_its_tools_die_with_a_host_that_is_killed(
+    api: ScriptedAnthropic, tmp_path: Path, anyio_backend: str, moment: str
+) -> None:
+    """``permission``: killed while a permission is pending; ``tool``: while an allowed
+    command runs (without the watchdog the CLI and the command would run on)."""
+    settings = claude_settings(api, tmp_path, timeout_ms=600_000)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    argv = [sys.executable, str(HOST_SCRIPT), json.dumps(settings), str(workspace)]
+    host = await anyio.open_process(
+        [*argv, anyio_backend, moment], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert host.stdout is not None
+        with anyio.fail_after(30):
+            line = await BufferedByteReceiveStream(host.stdout).receive_until(b"\n", 4096)
+        pids = json.loads(line)
+        tree = [psutil.Process(pids["cli_pid"])]
+        if moment == "tool":
+            tree = await wait_for_tool_process(pids["cli_pid"], timeout=15)
+        host.kill()
+        await host.wait()
+        await wait_gone([p.pid for p in tree] + [pids["guard_pid"]], timeout=15)
+    finally:
+        if host.returncode is None:
+            host.kill()
+            await host.wait()
+    if moment == "permission":
+        assert files(workspace) == []

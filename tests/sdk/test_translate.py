@@ -1,0 +1,341 @@
+"""Sans-IO translation: core events → DPS payloads, and Claude SDK messages → core events."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pytest
+from rawp_adapter_sdk import (
+    CoreError,
+    Stop,
+    TextDelta,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
+    ToolEnd,
+    ToolProgress,
+    ToolStart,
+    Usage,
+)
+from rawp_adapter_sdk._translate import UNFINISHED_TOOL_OUTPUT, TurnTranslator
+
+from rawp_adapters.frames import (
+    SessionUsage,
+    ToolInvokeRequest,
+    ToolInvokeResult,
+    ToolInvokeStream,
+)
+from rawp_adapters.frames import TextDone as TextDonePayload
+from rawp_adapters.frames import ThinkingDelta as ThinkingDeltaPayload
+from rawp_adapters.frames import ThinkingDone as ThinkingDonePayload
+
+
+def test_each_event_becomes_its_payload_with_the_turn_id() -> None:
+    t = TurnTranslator("turn-1")
+    payloads = [
+        p
+        for event in (
+            ThinkingDelta(0, "hm", redacted=True),
+            ThinkingDone(0, "hm", redacted=True),
+            TextDelta(1, "Hi"),
+            TextDone(1, "Hi"),
+            ToolStart("call-1", "Bash", {"command": "ls"}),
+            ToolProgress("call-1", "a\n"),
+            ToolEnd("call-1", {"files": ["a"]}, output_type="structured"),
+        )
+        for p in t.translate(event)
+    ]
+    assert [type(p).__name__ for p in payloads] == [
+        "ThinkingDelta",
+        "ThinkingDone",
+        "TextDelta",
+        "TextDone",
+        "ToolInvokeRequest",
+        "ToolInvokeStream",
+        "ToolInvokeResult",
+    ]
+    assert all(getattr(p, "turn_id", None) == "turn-1" for p in payloads)
+    assert payloads[0] == ThinkingDeltaPayload(turn_id="turn-1", index=0, text="hm", redacted=True)
+    assert payloads[4] == ToolInvokeRequest(
+        invocation_id="call-1", tool_name="Bash", input={"command": "ls"}, turn_id="turn-1"
+    )
+    assert payloads[5] == ToolInvokeStream(invocation_id="call-1", output="a\n", turn_id="turn-1")
+    result = payloads[6]
+    assert isinstance(result, ToolInvokeResult)
+    assert (result.output_type, result.output, result.is_error) == (
+        "structured",
+        {"files": ["a"]},
+        False,
+    )
+    assert t.finish() == []
+
+
+def test_finishing_completes_open_blocks_and_ends_running_tool_calls_as_errors() -> None:
+    t = TurnTranslator("turn-1")
+    for event in (
+        TextDelta(0, "Hel"),
+        TextDelta(0, "lo"),
+        ThinkingDelta(1, "th"),
+        ToolStart("call-1", "Bash", {}),
+    ):
+        t.translate(event)
+    done_text, done_thinking, result = t.finish()
+    assert done_text == TextDonePayload(turn_id="turn-1", index=0, text="Hello")
+    assert done_thinking == ThinkingDonePayload(turn_id="turn-1", index=1, text="th")
+    assert isinstance(result, ToolInvokeResult)
+    assert result.is_error
+    assert result.output == UNFINISHED_TOOL_OUTPUT
+    assert t.finish() == []
+
+
+def test_events_that_contradict_the_stream_are_dropped_and_counted() -> None:
+    t = TurnTranslator("turn-1")
+    assert t.translate(ToolProgress("ghost", "x")) == []
+    assert t.translate(ToolEnd("ghost")) == []
+    assert len(t.translate(ToolStart("call-1", "Bash", {}))) == 1
+    assert t.translate(ToolStart("call-1", "Bash", {})) == []
+    assert len(t.translate(ToolEnd("call-1"))) == 1
+    assert t.translate(ToolEnd("call-1")) == []
+    assert t.translate(ToolStart("call-1", "Bash", {})) == []
+    assert t.dropped == 5
+
+
+def test_usage_steps_are_reported_each_and_summed_for_the_turn() -> None:
+    t = TurnTranslator("turn-1")
+    (first,) = t.translate(Usage(input_tokens=10, output_tokens=2, cost_usd=0.5))
+    (second,) = t.translate(Usage(input_tokens=5, cache_read_tokens=7))
+    assert first == SessionUsage(turn_id="turn-1", input_tokens=10, output_tokens=2, cost_usd=0.5)
+    assert second == SessionUsage(turn_id="turn-1", input_tokens=5, cache_read_tokens=7)
+    usage = t.usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens) == (15, 2, 7)
+    assert usage.cost_usd == 0.5
+    assert usage.cache_write_tokens is None
+
+
+def test_the_stop_reason_is_end_turn_unless_the_core_says_otherwise() -> None:
+    t = TurnTranslator("turn-1")
+    before = t.stop_reason
+    assert t.translate(Stop("max_tokens")) == []
+    assert (before, t.stop_reason) == ("end_turn", "max_tokens")
+    assert t.usage is None
+
+
+# ------------------------------------------------------------------ Claude stream
+
+claude = pytest.mark.skipif(
+    importlib.util.find_spec("claude_agent_sdk") is None,
+    reason="claude-agent-sdk is not installed (pip install 'rawp-adapter-sdk[claude]')",
+)
+
+
+def stream(*events: dict[str, Any], parent: str | None = None) -> list[Any]:
+    from claude_agent_sdk.types import StreamEvent
+
+    return [
+        StreamEvent(uuid=str(i), session_id="s", event=e, parent_tool_use_id=parent)
+        for i, e in enumerate(events)
+    ]
+
+
+def api_message(
+    message_id: str, *blocks: tuple[str, list[str]], stop: str = "end_turn"
+) -> list[Any]:
+    """The partial stream of one model call: (kind, deltas) per block."""
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": {"id": message_id}}]
+    for index, (kind, deltas) in enumerate(blocks):
+        events.append(
+            {"type": "content_block_start", "index": index, "content_block": {"type": kind}}
+        )
+        key, delta_type = (
+            ("thinking", "thinking_delta") if kind == "thinking" else ("text", "text_delta")
+        )
+        for delta in deltas:
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": delta_type, key: delta},
+                }
+            )
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": stop}})
+    return stream(*events)
+
+
+def result(**fields: Any) -> Any:
+    from claude_agent_sdk import ResultMessage
+
+    base: dict[str, Any] = {
+        "subtype": "success",
+        "duration_ms": 1,
+        "duration_api_ms": 1,
+        "is_error": False,
+        "num_turns": 1,
+        "session_id": "s",
+    }
+    return ResultMessage(**{**base, **fields})
+
+
+def feed_all(translator: Any, messages: list[Any]) -> list[Any]:
+    return [event for message in messages for event in translator.feed(message)]
+
+
+@claude
+def test_claude_blocks_get_turn_wide_indexes_across_model_calls() -> None:
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+    t = ClaudeTurnTranslator(None)
+    events = feed_all(
+        t,
+        api_message("m1", ("thinking", ["Let ", "me"]), ("text", ["Hi"])),
+    ) + feed_all(t, api_message("m2", ("text", ["Bye"])))
+    assert events == [
+        ThinkingDelta(0, "Let "),
+        ThinkingDelta(0, "me"),
+        ThinkingDone(0, "Let me"),
+        TextDelta(1, "Hi"),
+        TextDone(1, "Hi"),
+        TextDelta(2, "Bye"),
+        TextDone(2, "Bye"),
+    ]
+
+
+@claude
+def test_claude_tool_use_and_results_become_tool_calls_and_streamed_text_is_not_repeated() -> None:
+    from claude_agent_sdk import (
+        AssistantMessage,
+        TextBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UserMessage,
+    )
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+    t = ClaudeTurnTranslator(None)
+    feed_all(t, api_message("m1", ("text", ["x"]), stop="tool_use"))
+    said = AssistantMessage(content=[TextBlock("x")], model="m", message_id="m1")
+    call = AssistantMessage(
+        content=[ToolUseBlock(id="toolu_1", name="Bash", input={"command": "ls"})],
+        model="m",
+        message_id="m1",
+    )
+    answer = UserMessage(
+        content=[ToolResultBlock(tool_use_id="toolu_1", content=[{"type": "text", "text": "a"}])]
+    )
+    denied = UserMessage(content=[ToolResultBlock(tool_use_id="toolu_2", is_error=True)])
+    assert feed_all(t, [said, call, answer, denied]) == [
+        ToolStart("toolu_1", "Bash", {"command": "ls"}),
+        ToolEnd("toolu_1", "a", is_error=False, output_type="text"),
+        ToolEnd("toolu_2", "", is_error=True, output_type="empty"),
+    ]
+
+
+@claude
+def test_claude_messages_that_were_not_streamed_still_give_their_text() -> None:
+    from claude_agent_sdk import AssistantMessage, TextBlock
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+    t = ClaudeTurnTranslator(None)
+    message = AssistantMessage(content=[TextBlock("whole")], model="m", message_id="m9")
+    assert t.feed(message) == [TextDelta(0, "whole"), TextDone(0, "whole")]
+
+
+@claude
+def test_claude_sub_agent_text_is_left_out() -> None:
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+    t = ClaudeTurnTranslator(None)
+    events = stream(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}},
+        parent="toolu_agent",
+    )
+    assert feed_all(t, events) == []
+
+
+@claude
+def test_a_claude_result_gives_the_turns_usage_and_cost_and_its_stop_reason() -> None:
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+    t = ClaudeTurnTranslator(session_cost_before=0.25)
+    usage = {
+        "input_tokens": 20,
+        "output_tokens": 5,
+        "cache_read_input_tokens": 3,
+        "cache_creation_input_tokens": 4,
+    }
+    events = t.feed(result(usage=usage, total_cost_usd=0.75, stop_reason="max_tokens"))
+    assert events == [
+        Usage(
+            input_tokens=20,
+            output_tokens=5,
+            cache_read_tokens=3,
+            cache_write_tokens=4,
+            cost_usd=0.5,
+        ),
+        Stop("max_tokens"),
+    ]
+    assert t.finished
+    assert t.error is None
+    assert t.session_cost == 0.75
+
+
+@claude
+def test_a_claude_api_error_reported_as_success_with_is_error_is_a_failure() -> None:
+    from claude_agent_sdk import AssistantMessage, TextBlock
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+    t = ClaudeTurnTranslator(None)
+    synthetic = AssistantMessage(
+        content=[TextBlock("API Error: 500 boom")], model="<synthetic>", error="server_error"
+    )
+    assert t.feed(synthetic) == []
+    assert t.feed(result(is_error=True, api_error_status=500, result="API Error: 500 boom")) == []
+    assert isinstance(t.error, CoreError)
+    assert t.error.message == "API Error: 500 boom"
+
+
+@claude
+@pytest.mark.parametrize(
+    ("fields", "cancel_requested"),
+    [
+        (
+            {
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "terminal_reason": "aborted_tools",
+            },
+            False,
+        ),
+        (
+            {
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "terminal_reason": "aborted_streaming",
+            },
+            False,
+        ),
+        ({"subtype": "error_during_execution", "is_error": True}, True),
+    ],
+)
+def test_an_interrupted_claude_turn_stops_as_cancelled(
+    fields: dict[str, Any], cancel_requested: bool
+) -> None:
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+    t = ClaudeTurnTranslator(None)
+    t.cancel_requested = cancel_requested
+    assert t.feed(result(**fields)) == [Stop("cancelled")]
+    assert t.error is None
+
+
+@claude
+def test_a_claude_turn_that_hit_max_turns_is_a_failure_that_says_so() -> None:
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
+
+    t = ClaudeTurnTranslator(None)
+    t.feed(result(subtype="error_max_turns", is_error=True))
+    assert t.error is not None
+    assert "max_turns" in t.error.message
