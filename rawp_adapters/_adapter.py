@@ -16,7 +16,7 @@ interaction broker and ``session.closed`` last. An adapter only:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, Self
@@ -127,7 +127,9 @@ class SessionContext(Protocol):
     def agent_exited(self, exit: AgentExit) -> None:
         """The agent is gone: end the open turn, deny interactions, close the session."""
 
-    def start_soon(self, func: Callable[[], Awaitable[object]], *, name: str | None = None) -> None:
+    def start_soon(
+        self, func: Callable[[], Coroutine[Any, Any, object]], *, name: str | None = None
+    ) -> None:
         """Run ``func`` in the background for the session's lifetime (e.g. a pipe reader).
 
         It is cancelled after :meth:`Adapter.close` has returned; it must not raise.

@@ -9,7 +9,7 @@ first frame, the one-prompt-in-flight guard, exactly one ``session.turn.end`` pe
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -610,7 +610,9 @@ class _Context:
         elif not session._closing:
             session._tg.start_soon(session._close, "agent_exit", exit)
 
-    def start_soon(self, func: Callable[[], Awaitable[object]], *, name: str | None = None) -> None:
+    def start_soon(
+        self, func: Callable[[], Coroutine[Any, Any, object]], *, name: str | None = None
+    ) -> None:
         self._session._tg.start_soon(func, name=name)
 
 

@@ -1,0 +1,67 @@
+"""Shared bits of the benchmarks: paths, timing statistics and the printed tables.
+
+Benchmarks print figures; they never assert. Every table has a baseline measured in
+the same run, so ratios hold on any machine even when absolute figures do not.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import psutil
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CACHE_DIR = REPO_ROOT / ".cache" / "benchmarks"
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "transcripts"
+MIB = 1024 * 1024
+
+Cell = str | int | float | None
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The value below which ``fraction`` of ``values`` lie (nearest rank)."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+def ratio(value: float, baseline: float) -> str:
+    return f"{value / baseline:.2f}x" if baseline else "n/a"
+
+
+def _cell(value: Cell) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return value
+
+
+def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> None:
+    """A plain-text table: the first column left-aligned, the others right-aligned."""
+    text = [[_cell(value) for value in row] for row in rows]
+    widths = [max(len(h), *(len(row[i]) for row in text)) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest])
+
+    print(f"\n{title}")
+    print(line(headers))
+    print("  ".join("-" * width for width in widths))
+    for row in text:
+        print(line(row))
+
+
+def print_machine() -> None:
+    cpus = psutil.cpu_count(logical=True)
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, {cpus} CPUs, {sys.platform}"
+    )

@@ -1,0 +1,359 @@
+"""A scripted xcsh-family RPC agent for fault injection: a real process, one scenario.
+
+Run: ``python fake_agent.py SCENARIO [ARG]`` (arguments the adapter appends, such as
+``-e <extension>``, are ignored). It speaks enough of ``--mode rpc``: the ``ready``
+line, ``get_state``/``prompt``/``abort`` answered by id, ``message_update`` text deltas,
+``message_end`` and ``agent_end`` with ``isTerminal``. Stdin is read by a thread, so
+the agent hears its commands even while a full stdout pipe blocks its writes.
+
+Scenarios (what happens on the first ``prompt`` unless said otherwise; later prompts
+are answered as in ``echo``):
+
+- ``echo``: answers ``echo: <prompt>``.
+- ``exit-mid-turn CODE``: one delta, a line on stderr, then exit with CODE.
+- ``signal-mid-turn NAME``: one delta, a line on stderr, then kills itself with signal NAME.
+- ``exit-on-usr1 CODE``: like ``echo``; SIGUSR1 makes it exit with CODE (a death while idle).
+- ``exit-before-ready CODE``: a line on stderr, exit with CODE before the ready line.
+- ``ignore-sigterm``: like ``echo`` but SIGTERM and the end of stdin do not stop it.
+- ``spawn-tree``: starts ``sleep 600`` and a chain of processes in new sessions (one of
+  them orphaned) and answers with their pids as JSON.
+- ``huge-line MIB``: writes one line of MIB mebibytes, then ``after the huge line``.
+- ``bad-bytes``: a banner before ``ready``; in the turn non-JSON lines, invalid UTF-8
+  (outside and inside a JSON string), JSON that is no event, then ``still here``.
+- ``separators``: text deltas with raw and escaped U+2028/U+2029.
+- ``flood COUNT``: COUNT deltas ``d00000 ``…, a permission dialog in the middle, then
+  waits for its answer and says ``answer: <confirmed>``.
+- ``flood-then-exit COUNT``: COUNT deltas ``d00000 ``…, then exit with code 1.
+- ``dialog-and-hang``: opens a permission dialog and waits forever.
+- ``late-end``: one delta, then ignores ``abort``; ends that run only when the next
+  prompt has come (so the old run's ``agent_end`` comes before the new prompt's answer),
+  then answers that prompt after a model's first-token latency.
+- ``stderr-flood MIB``: writes MIB mebibytes to stderr, then a last line and exits with 1.
+- ``mute``: never writes the ready line nor answers anything.
+- ``deaf``: ready, then never reads its stdin again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+Command = dict[str, Any]
+
+_MIB = 1024 * 1024
+_MODEL_LATENCY = 0.2
+"""Seconds a model takes before its first token, where a scenario needs one."""
+_PARTIAL: Command = {
+    "role": "assistant",
+    "content": [{"type": "text", "text": ""}],
+    "api": "openai-completions",
+    "provider": "fake",
+    "model": "fake-model",
+    "stopReason": "stop",
+}
+_USAGE: Command = {"input": 3, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 8}
+_PERMISSION_DETAILS = json.dumps({"tool_name": "bash", "tool_input": {"command": "ls"}})
+
+_out = sys.stdout.buffer
+_commands: queue.Queue[Command | None] = queue.Queue()
+
+
+def write_line(data: bytes) -> None:
+    _out.write(data + b"\n")
+    _out.flush()
+
+
+def send(event: Command, *, ascii_only: bool = True) -> None:
+    write_line(json.dumps(event, ensure_ascii=ascii_only, separators=(",", ":")).encode())
+
+
+def say_on_stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def delta_event(text: str) -> Command:
+    return {
+        "type": "message_update",
+        "assistantMessageEvent": {
+            "type": "text_delta",
+            "contentIndex": 0,
+            "delta": text,
+            "partial": _PARTIAL,
+        },
+        "message": _PARTIAL,
+    }
+
+
+def delta(text: str, *, ascii_only: bool = True) -> None:
+    send(delta_event(text), ascii_only=ascii_only)
+
+
+def end_run() -> None:
+    final = {**_PARTIAL, "usage": _USAGE}
+    send({"type": "message_end", "message": final})
+    send({"type": "agent_end", "isTerminal": True, "messages": [final]})
+
+
+def answer(command: Command, data: Command | None = None) -> None:
+    response: Command = {"type": "response", "command": command["type"], "success": True}
+    if "id" in command:
+        response["id"] = command["id"]
+    if data is not None:
+        response["data"] = data
+    send(response)
+
+
+def read_stdin() -> None:
+    for line in sys.stdin.buffer:
+        try:
+            command = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(command, dict):
+            _commands.put(command)
+    _commands.put(None)
+
+
+def next_command() -> Command | None:
+    """The next command, answering ``get_state`` and ``abort`` on the way."""
+    while True:
+        command = _commands.get()
+        if command is None:
+            return None
+        kind = command.get("type")
+        if kind == "get_state":
+            answer(command, {"isStreaming": False})
+        elif kind == "abort":
+            answer(command)
+        else:
+            return command
+
+
+def ask_permission(dialog_id: str) -> None:
+    send(
+        {
+            "type": "extension_ui_request",
+            "id": dialog_id,
+            "method": "confirm",
+            "title": "rawp.permission",
+            "message": _PERMISSION_DETAILS,
+        }
+    )
+
+
+def wait_for_answer(dialog_id: str) -> Command | None:
+    while (command := next_command()) is not None:
+        if command.get("type") == "extension_ui_response" and command.get("id") == dialog_id:
+            return command
+    return None
+
+
+def die_by(signal_name: str) -> None:
+    number = signal.Signals[signal_name]
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if number != signal.SIGKILL:
+        signal.signal(number, signal.SIG_DFL)
+    os.kill(os.getpid(), number)
+    signal.pause()
+
+
+def hang() -> None:
+    threading.Event().wait()
+
+
+# ----------------------------------------------------------------- turns
+
+
+def echo_turn(text: str, arg: str) -> None:
+    delta(f"echo: {text}")
+    end_run()
+
+
+def exit_turn(text: str, arg: str) -> None:
+    delta("working")
+    say_on_stderr(f"fake agent: fatal error, exiting with {arg}")
+    os._exit(int(arg))
+
+
+def signal_turn(text: str, arg: str) -> None:
+    delta("working")
+    say_on_stderr(f"fake agent: about to die by {arg}")
+    die_by(arg)
+
+
+def spawn_tree_turn(text: str, arg: str) -> None:
+    sleeper = ["sleep", "600"]
+    # A child that keeps its own child: a grandchild of a grandchild of the agent.
+    keeper = (
+        "import subprocess, sys, threading\n"
+        f"p = subprocess.Popen({sleeper!r}, start_new_session=True)\n"
+        "print(p.pid, flush=True)\n"
+        "threading.Event().wait()\n"
+    )
+    # A child that exits at once: its sleeper is orphaned (reparented away from the tree).
+    orphaner = (
+        "import subprocess\n"
+        f"p = subprocess.Popen({sleeper!r}, start_new_session=True)\n"
+        "print(p.pid, flush=True)\n"
+    )
+    pids = {"sleeper": subprocess.Popen(sleeper, start_new_session=True).pid}
+    children = {}
+    for name, code in (("keeper", keeper), ("orphaner", orphaner)):
+        child = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True
+        )
+        assert child.stdout is not None
+        children[name] = child
+        pids[f"{name}-sleeper"] = int(child.stdout.readline())
+    pids["keeper"] = children["keeper"].pid
+    children["orphaner"].wait()
+    delta(json.dumps(pids))
+    end_run()
+
+
+def huge_line_turn(text: str, arg: str) -> None:
+    event = json.dumps(delta_event("HUGE")).encode()
+    head, tail = event.split(b"HUGE")
+    _out.write(head)
+    chunk = b"x" * _MIB
+    for _ in range(int(arg)):
+        _out.write(chunk)
+    _out.write(tail + b"\n")
+    _out.flush()
+    delta("after the huge line")
+    end_run()
+
+
+def bad_bytes_turn(text: str, arg: str) -> None:
+    write_line(b"Loading plugins... done (this is not JSON)")
+    write_line(b"\xff\xfe\x00garbage that is not UTF-8")
+    raw = json.dumps(delta_event("bad:MARK:bytes")).encode()
+    write_line(raw.replace(b"MARK", b"\xff\xc3\x28"))
+    write_line(b'{"type": 12}')
+    write_line(b"[1, 2, 3]")
+    write_line(b'{"no_type": true}')
+    write_line(b'{"type":"message_update","assistantMessageEvent":')
+    delta("still here")
+    end_run()
+
+
+def separators_turn(text: str, arg: str) -> None:
+    delta("raw:\u2028:\u2029:end", ascii_only=False)
+    delta("escaped:\u2028:\u2029:end", ascii_only=True)
+    end_run()
+
+
+def flood_turn(text: str, arg: str) -> None:
+    count = int(arg)
+    for i in range(count):
+        if i == count // 2:
+            ask_permission("flood-dialog")
+        delta(f"d{i:05d} ")
+    reply = wait_for_answer("flood-dialog")
+    confirmed = None if reply is None else reply.get("confirmed")
+    delta(f"answer: {confirmed}")
+    end_run()
+
+
+def flood_then_exit_turn(text: str, arg: str) -> None:
+    for i in range(int(arg)):
+        delta(f"d{i:05d} ")
+    say_on_stderr("fake agent: crashed after the flood")
+    os._exit(1)
+
+
+def late_end_turn(text: str, arg: str) -> None:
+    delta("working")
+    while (command := next_command()) is not None and command.get("type") != "prompt":
+        continue
+    end_run()
+    if command is not None:
+        answer(command)
+        send({"type": "agent_start"})
+        time.sleep(_MODEL_LATENCY)
+        echo_turn(str(command.get("message", "")), arg)
+
+
+def stderr_flood_turn(text: str, arg: str) -> None:
+    line = "fake agent: stderr noise " + "." * 100 + "\n"
+    for _ in range(int(arg) * _MIB // len(line)):
+        sys.stderr.write(line)
+    say_on_stderr("fake agent: the last words")
+    os._exit(1)
+
+
+def dialog_and_hang_turn(text: str, arg: str) -> None:
+    ask_permission("hang-dialog")
+    hang()
+
+
+TURNS: dict[str, Callable[[str, str], None]] = {
+    "echo": echo_turn,
+    "exit-mid-turn": exit_turn,
+    "signal-mid-turn": signal_turn,
+    "exit-on-usr1": echo_turn,
+    "ignore-sigterm": echo_turn,
+    "spawn-tree": spawn_tree_turn,
+    "huge-line": huge_line_turn,
+    "bad-bytes": bad_bytes_turn,
+    "separators": separators_turn,
+    "flood": flood_turn,
+    "flood-then-exit": flood_then_exit_turn,
+    "late-end": late_end_turn,
+    "stderr-flood": stderr_flood_turn,
+    "dialog-and-hang": dialog_and_hang_turn,
+}
+
+
+def prepare(scenario: str, arg: str) -> None:
+    """What a scenario does before the ready line."""
+    if scenario == "exit-before-ready":
+        say_on_stderr("fake agent: cannot read its configuration")
+        os._exit(int(arg))
+    if scenario == "exit-on-usr1":
+
+        def exit_now(signum: int, frame: object) -> None:
+            say_on_stderr(f"fake agent: exiting with {arg} while idle")
+            os._exit(int(arg))
+
+        signal.signal(signal.SIGUSR1, exit_now)
+    if scenario == "ignore-sigterm":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if scenario == "bad-bytes":
+        write_line(b"fake agent 1.0 starting (a banner, not JSON)")
+    if scenario == "mute":
+        hang()
+    if scenario == "deaf":
+        send({"type": "ready", "version": "fake-deaf"})
+        hang()
+
+
+def main() -> None:
+    args = [a for a in sys.argv[1:3] if not a.startswith("-")]
+    scenario, arg = args[0], (args[1] if len(args) > 1 else "")
+    turn = TURNS.get(scenario)
+    prepare(scenario, arg)
+    threading.Thread(target=read_stdin, daemon=True).start()
+    send({"type": "ready", "version": f"fake-{scenario}"})
+    while (command := next_command()) is not None:
+        if command.get("type") == "prompt" and turn is not None:
+            answer(command)
+            send({"type": "agent_start"})
+            turn(str(command.get("message", "")), arg)
+            turn = echo_turn
+    if scenario == "ignore-sigterm":
+        hang()
+
+
+if __name__ == "__main__":
+    main()
