@@ -78,18 +78,36 @@ connections.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Literal, Self
-from urllib.parse import urlsplit
+from typing import Any, Literal
+
+from tests.support._scripted_http import (
+    DEFAULT_TEXT,
+    MAX_TOKENS,
+    MAX_TOKENS_TEXT,
+    PARALLEL_COMMANDS,
+    PARALLEL_TOOLS,
+    RUN_BASH,
+    RUN_BASH_RE,
+    SLOW_STREAM,
+    SLOW_STREAM_DELAY_S,
+    THINK_FIRST,
+    THINKING_TEXT,
+    TOOL_PREAMBLE,
+    TOOL_RESULT_QUOTE_CHARS,
+    TOOL_SAID,
+    WRITE_FILE,
+    WRITE_FILE_RE,
+    RecordedRequest,
+    ScriptedHandler,
+    ScriptedServer,
+    slow_stream,
+    split_text,
+    sse_event,
+)
 
 __all__ = [
     "API_ERROR",
@@ -122,36 +140,19 @@ __all__ = [
     "working_directory",
 ]
 
-# --- keywords --------------------------------------------------------------------------------
-THINK_FIRST = "THINK_FIRST"
-RUN_BASH = "RUN_BASH"
-WRITE_FILE = "WRITE_FILE"
-PARALLEL_TOOLS = "PARALLEL_TOOLS"
-SLOW_STREAM = "SLOW_STREAM"
+# --- keywords (the shared ones come from _scripted_http) ------------------------------------
 API_ERROR = "API_ERROR"
-MAX_TOKENS = "MAX_TOKENS"
 
 # --- canned content --------------------------------------------------------------------------
-DEFAULT_TEXT = "Hello from the scripted model."
-THINKING_TEXT = "Let me think about this step by step."
 THINKING_SIGNATURE = "c2NyaXB0ZWQtc2lnbmF0dXJl"
-TOOL_PREAMBLE = "I'll use a tool."
 BASH_DESCRIPTION = "Run a scripted command"
-PARALLEL_COMMANDS = ("echo one > one.txt", "echo two > two.txt")
-MAX_TOKENS_TEXT = "This answer is cut off because it ran out of"
-TOOL_SAID = "Tool said: "
 API_ERROR_MESSAGE = "Scripted internal error"
 SLOW_STREAM_DELTAS = 100
-SLOW_STREAM_DELAY_S = 0.05
 INPUT_TOKENS = 10
-TOOL_RESULT_QUOTE_CHARS = 200
 DEFAULT_MODEL = "claude-opus-5-5"
 
 _REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _CWD_RE = re.compile(r"Primary working directory:[ \t]*(\S[^\n]*)")
-_RUN_BASH_RE = re.compile(re.escape(RUN_BASH) + r"[ \t]+([^\n]+)")
-_WRITE_FILE_RE = re.compile(re.escape(WRITE_FILE) + r"[ \t]+(\S+)(?:[ \t]([^\n]*))?")
-_SLOW_RE = re.compile(re.escape(SLOW_STREAM) + r"(?:[ \t]+(\d+))?(?:[ \t]+(\d+))?")
 _API_ERROR_RE = re.compile(re.escape(API_ERROR) + r"(?:[ \t]+(\d{3}))?")
 
 
@@ -180,16 +181,6 @@ class Reply:
     error_status: int | None = None
     error_type: str = "api_error"
     error_message: str = API_ERROR_MESSAGE
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One HTTP request as received (body parsed as JSON when possible, else ``None``)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
 
 
 # --- request inspection helpers --------------------------------------------------------------
@@ -258,16 +249,8 @@ def working_directory(body: Any) -> str | None:
     return None
 
 
-def _split(text: str, parts: int) -> tuple[str, ...]:
-    """``text`` cut into about ``parts`` non-empty pieces (at least one)."""
-    if not text:
-        return ("",)
-    size = max(1, -(-len(text) // parts))
-    return tuple(text[i : i + size] for i in range(0, len(text), size))
-
-
 def _text(text: str, parts: int = 4) -> Block:
-    return Block(kind="text", chunks=_split(text, parts))
+    return Block(kind="text", chunks=split_text(text, parts))
 
 
 def _tool(name: str, tool_input: dict[str, Any]) -> Block:
@@ -304,10 +287,10 @@ def plan_reply(body: Any) -> Reply:
 
     thinking: tuple[Block, ...] = ()
     if THINK_FIRST in prompt:
-        thinking = (Block(kind="thinking", chunks=_split(THINKING_TEXT, 3)),)
+        thinking = (Block(kind="thinking", chunks=split_text(THINKING_TEXT, 3)),)
 
     reply: Reply
-    if match := _RUN_BASH_RE.search(prompt):
+    if match := RUN_BASH_RE.search(prompt):
         command = match.group(1).strip()
         reply = Reply(
             blocks=(
@@ -316,7 +299,7 @@ def plan_reply(body: Any) -> Reply:
             ),
             stop_reason="tool_use",
         )
-    elif match := _WRITE_FILE_RE.search(prompt):
+    elif match := WRITE_FILE_RE.search(prompt):
         name, content = match.group(1), match.group(2) or ""
         cwd = working_directory(body)
         path = name if cwd is None or name.startswith("/") else f"{cwd.rstrip('/')}/{name}"
@@ -338,10 +321,8 @@ def plan_reply(body: Any) -> Reply:
             ),
             stop_reason="tool_use",
         )
-    elif match := _SLOW_RE.search(prompt):
-        count = int(match.group(1) or SLOW_STREAM_DELTAS)
-        delay = int(match.group(2)) / 1000 if match.group(2) else SLOW_STREAM_DELAY_S
-        chunks = tuple(f"tick {i} " for i in range(count))
+    elif slow := slow_stream(prompt, SLOW_STREAM_DELTAS):
+        chunks, delay = slow
         reply = Reply(blocks=(Block(kind="text", chunks=chunks),), delta_delay_s=delay)
     elif MAX_TOKENS in prompt:
         reply = Reply(blocks=(_text(MAX_TOKENS_TEXT),), stop_reason="max_tokens")
@@ -379,18 +360,7 @@ def _delta_count(reply: Reply) -> int:
 
 
 def _json_fragments(tool_input: dict[str, Any]) -> tuple[str, ...]:
-    return _split(json.dumps(tool_input), 5)
-
-
-class _Ids:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._n = 0
-
-    def next(self, prefix: str) -> str:
-        with self._lock:
-            self._n += 1
-            return f"{prefix}_scripted_{self._n:06d}"
+    return split_text(json.dumps(tool_input), 5)
 
 
 def _final_content(reply: Reply, ids: list[str]) -> list[dict[str, Any]]:
@@ -415,6 +385,14 @@ def _final_content(reply: Reply, ids: list[str]) -> list[dict[str, Any]]:
 
 
 def _sse_events(
+    reply: Reply, message_id: str, model: str, tool_ids: list[str]
+) -> Iterator[tuple[str, bool]]:
+    """(server-sent event, is_content_delta) for one streamed reply."""
+    for name, data, is_delta in _message_events(reply, message_id, model, tool_ids):
+        yield sse_event(json.dumps(data), event=name), is_delta
+
+
+def _message_events(
     reply: Reply, message_id: str, model: str, tool_ids: list[str]
 ) -> Iterator[tuple[str, dict[str, Any], bool]]:
     """(event name, data, is_content_delta) for one streamed reply."""
@@ -481,76 +459,9 @@ def _sse_events(
 
 
 # --- HTTP server -------------------------------------------------------------------------------
-class _ClientGone(Exception):
-    """The client closed the connection (or the server is shutting down)."""
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    owner: ScriptedAnthropic
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+class _Handler(ScriptedHandler["ScriptedAnthropic"]):
     server_version = "ScriptedAnthropic/1.0"
-
-    # -- plumbing ---------------------------------------------------------------------------
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep test output quiet."""
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            with contextlib.suppress(OSError):
-                super().finish()
-        finally:
-            self.server.owner._track(self.connection, add=False)
-
-    def handle_one_request(self) -> None:
-        try:
-            super().handle_one_request()
-        except (_ClientGone, ConnectionError, TimeoutError, OSError):
-            self.close_connection = True
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            data = bytearray()
-            while True:
-                size_line = self.rfile.readline()
-                size = int(size_line.split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return bytes(data)
-                data += self.rfile.read(size)
-                self.rfile.readline()
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
-
-    def _write(self, data: bytes) -> None:
-        if self.server.owner._closing.is_set():
-            raise _ClientGone
-        try:
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError as exc:
-            raise _ClientGone from exc
-
-    def _send_json(self, status: int, payload: Any, extra: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", self.server.owner._ids.next("req"))
-        for key, value in (extra or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self._write(data)
+    request_id_header = "request-id"
 
     def _error(self, status: int, error_type: str, message: str) -> None:
         self._send_json(
@@ -559,19 +470,6 @@ class _Handler(BaseHTTPRequestHandler):
             {"x-should-retry": "false"},
         )
 
-    def _record(self, body: Any) -> str:
-        path = self.path
-        self.server.owner._record(
-            RecordedRequest(
-                method=self.command,
-                path=path,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=body,
-            )
-        )
-        return urlsplit(path).path.rstrip("/")
-
-    # -- verbs ------------------------------------------------------------------------------
     def do_HEAD(self) -> None:
         self._record(None)
         self._send_json(200, {})
@@ -596,19 +494,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, "not_found_error", f"no route for GET {route}")
 
     def do_POST(self) -> None:
-        raw = self._read_body()
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        route = self._record(body)
+        body, route = self._read_json()
         if route == "/v1/messages/count_tokens":
             self._send_json(200, {"input_tokens": INPUT_TOKENS})
         elif route == "/v1/messages":
             if not isinstance(body, dict):
                 self._error(400, "invalid_request_error", "body must be a JSON object")
                 return
-            self.server.owner._messages_record(body)
+            self.server.owner._note_model_request(body)
             self._messages(body)
         else:
             self._error(404, "not_found_error", f"no route for POST {route}")
@@ -620,43 +513,26 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(reply.error_status, reply.error_type, reply.error_message)
             return
         model = str(body.get("model") or DEFAULT_MODEL)
-        message_id = owner._ids.next("msg")
-        tool_ids = [owner._ids.next("toolu") for b in reply.blocks if b.kind == "tool_use"]
-        if not body.get("stream"):
-            self._send_json(
-                200,
-                {
-                    "id": message_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": _final_content(reply, tool_ids),
-                    "stop_reason": reply.stop_reason,
-                    "stop_sequence": None,
-                    "usage": _usage(_delta_count(reply)),
-                },
-            )
+        message_id = owner._ids.next("msg_scripted_")
+        tool_ids = [
+            owner._ids.next("toolu_scripted_") for b in reply.blocks if b.kind == "tool_use"
+        ]
+        if body.get("stream"):
+            self._stream(_sse_events(reply, message_id, model, tool_ids), reply.delta_delay_s)
             return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", owner._ids.next("req"))
-        self.end_headers()
-        try:
-            for name, data, is_delta in _sse_events(reply, message_id, model, tool_ids):
-                payload = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                self._write(b"%x\r\n%s\r\n" % (len(payload), payload))
-                if (
-                    is_delta
-                    and reply.delta_delay_s > 0
-                    and owner._closing.wait(reply.delta_delay_s)
-                ):
-                    raise _ClientGone
-            self._write(b"0\r\n\r\n")
-        except _ClientGone:
-            owner._note_aborted_stream()
-            self.close_connection = True
+        self._send_json(
+            200,
+            {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": _final_content(reply, tool_ids),
+                "stop_reason": reply.stop_reason,
+                "stop_sequence": None,
+                "usage": _usage(_delta_count(reply)),
+            },
+        )
 
 
 def _model_info(model_id: str) -> dict[str, Any]:
@@ -668,12 +544,16 @@ def _model_info(model_id: str) -> dict[str, Any]:
     }
 
 
-class ScriptedAnthropic:
+class ScriptedAnthropic(ScriptedServer[Reply]):
     """Context manager running the scripted Messages API (see the module docstring).
 
     ``responder`` (optional) is asked first for every ``POST /v1/messages`` body; a ``Reply``
     it returns overrides the keyword rules, ``None`` falls back to them.
     """
+
+    _handler = _Handler
+    _thread_name = "scripted-anthropic"
+    _url_path = ""
 
     def __init__(
         self,
@@ -681,123 +561,4 @@ class ScriptedAnthropic:
         port: int = 0,
         responder: Callable[[dict[str, Any]], Reply | None] | None = None,
     ) -> None:
-        self._address = (host, port)
-        self._responder = responder
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Condition()
-        self._log: list[RecordedRequest] = []
-        self._requests: list[dict[str, Any]] = []
-        self._connections: set[socket.socket] = set()
-        self._aborted_streams = 0
-        self._closing = threading.Event()
-        self._ids = _Ids()
-
-    # -- lifecycle --------------------------------------------------------------------------
-    def start(self) -> Self:
-        if self._server is not None:
-            return self
-        self._closing.clear()
-        server = _Server(self._address, _Handler)
-        server.owner = self
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="scripted-anthropic",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._closing.set()
-        server.shutdown()
-        server.server_close()
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    # -- public state -----------------------------------------------------------------------
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` (only while running)."""
-        if self._server is None:
-            raise RuntimeError("ScriptedAnthropic is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Bodies of all ``POST /v1/messages`` requests so far (a snapshot copy)."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def log(self) -> list[RecordedRequest]:
-        """Every HTTP request so far (method, raw path incl. query, headers, parsed body)."""
-        with self._lock:
-            return list(self._log)
-
-    @property
-    def aborted_streams(self) -> int:
-        """How many streamed replies stopped early because the client went away."""
-        with self._lock:
-            return self._aborted_streams
-
-    def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
-        """Block until at least ``count`` message requests arrived; False on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while len(self._requests) < count:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._lock.wait(remaining)
-            return True
-
-    # -- internals used by the handler ------------------------------------------------------
-    def _plan(self, body: dict[str, Any]) -> Reply:
-        if self._responder is not None:
-            reply = self._responder(body)
-            if reply is not None:
-                return reply
-        return plan_reply(body)
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self._log.append(request)
-
-    def _messages_record(self, body: dict[str, Any]) -> None:
-        with self._lock:
-            self._requests.append(body)
-            self._lock.notify_all()
-
-    def _note_aborted_stream(self) -> None:
-        with self._lock:
-            self._aborted_streams += 1
-
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
+        super().__init__(host, port, responder=responder, planner=plan_reply)

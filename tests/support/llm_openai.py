@@ -77,18 +77,37 @@ the default.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Literal, Self
-from urllib.parse import urlsplit
+from typing import Any, Literal
+
+from tests.support._scripted_http import (
+    DEFAULT_TEXT,
+    MAX_TOKENS,
+    MAX_TOKENS_TEXT,
+    PARALLEL_COMMANDS,
+    PARALLEL_TOOLS,
+    RUN_BASH,
+    RUN_BASH_RE,
+    SLOW_STREAM,
+    SLOW_STREAM_DELAY_S,
+    THINK_FIRST,
+    THINKING_TEXT,
+    TOOL_PREAMBLE,
+    TOOL_RESULT_QUOTE_CHARS,
+    TOOL_SAID,
+    WRITE_FILE,
+    WRITE_FILE_RE,
+    RecordedRequest,
+    ScriptedHandler,
+    ScriptedServer,
+    slow_stream,
+    split_text,
+    sse_event,
+)
 
 __all__ = [
     "API_ERROR_MESSAGE",
@@ -124,44 +143,27 @@ __all__ = [
     "trailing_tool_results",
 ]
 
-# --- keywords (in the last user message) -------------------------------------------------------
-THINK_FIRST = "THINK_FIRST"
-RUN_BASH = "RUN_BASH"
+# --- keywords (in the last user message; the shared ones come from _scripted_http) ------------
 READ_FILE = "READ_FILE"
-WRITE_FILE = "WRITE_FILE"
-PARALLEL_TOOLS = "PARALLEL_TOOLS"
-SLOW_STREAM = "SLOW_STREAM"
-MAX_TOKENS = "MAX_TOKENS"
 HTTP_400 = "HTTP_400"
 COMPACTION_MARKER = "<conversation>"
 
 # --- canned content ----------------------------------------------------------------------------
-DEFAULT_TEXT = "Hello from the scripted model."
-THINKING_TEXT = "Let me think about this step by step."
-TOOL_PREAMBLE = "I'll use a tool."
-TOOL_SAID = "Tool said: "
 SUMMARY_TEXT = (
     "## Goal\nAnswer the user's scripted prompts.\n\n"
     "## Progress\n- The scripted model replied to every prompt.\n\n"
     "## Next Steps\n- Wait for the next prompt."
 )
-MAX_TOKENS_TEXT = "This answer is cut off because it ran out of"
 WRITE_FILE_DEFAULT_CONTENT = "Written by the scripted model.\n"
-PARALLEL_COMMANDS = ("echo one > one.txt", "echo two > two.txt")
 API_ERROR_MESSAGE = "Scripted error"
 SLOW_STREAM_DELTAS = 200
-SLOW_STREAM_DELAY_S = 0.05
 PROMPT_TOKENS = 100
-TOOL_RESULT_QUOTE_CHARS = 200
 DEFAULT_MODEL = "fake-model"
 
 ReasoningField = Literal["reasoning_content", "reasoning", "reasoning_text"]
 
 _HTTP_STATUS_RE = re.compile(r"\bHTTP_([1-5]\d\d)\b")
-_RUN_BASH_RE = re.compile(re.escape(RUN_BASH) + r"[ \t]+([^\n]+)")
 _READ_FILE_RE = re.compile(re.escape(READ_FILE) + r"[ \t]+([^\n]+)")
-_WRITE_FILE_RE = re.compile(re.escape(WRITE_FILE) + r"[ \t]+(\S+)(?:[ \t]([^\n]*))?")
-_SLOW_RE = re.compile(re.escape(SLOW_STREAM) + r"(?:[ \t]+(\d+))?(?:[ \t]+(\d+))?")
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -204,16 +206,6 @@ class Reply:
     error_message: str = API_ERROR_MESSAGE
 
 
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One HTTP request as received (body parsed as JSON when possible, else ``None``)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-
 # --- request inspection helpers ----------------------------------------------------------------
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
@@ -253,16 +245,8 @@ def trailing_tool_results(body: Any) -> list[dict[str, Any]]:
     return results
 
 
-def _split(text: str, parts: int) -> tuple[str, ...]:
-    """``text`` cut into about ``parts`` non-empty pieces (at least one)."""
-    if not text:
-        return ("",)
-    size = max(1, -(-len(text) // parts))
-    return tuple(text[i : i + size] for i in range(0, len(text), size))
-
-
 def _text(text: str, parts: int = 4) -> Part:
-    return Part(kind="text", chunks=_split(text, parts))
+    return Part(kind="text", chunks=split_text(text, parts))
 
 
 def _tool_reply(*calls: ToolCall) -> Reply:
@@ -285,26 +269,24 @@ def plan_reply(body: Any) -> Reply:
         return Reply(error_status=int(match.group(1)))
 
     reply: Reply
-    if match := _RUN_BASH_RE.search(prompt):
+    if match := RUN_BASH_RE.search(prompt):
         reply = _tool_reply(ToolCall("bash", {"command": match.group(1).strip()}))
     elif match := _READ_FILE_RE.search(prompt):
         reply = _tool_reply(ToolCall("read", {"path": match.group(1).strip()}))
-    elif match := _WRITE_FILE_RE.search(prompt):
+    elif match := WRITE_FILE_RE.search(prompt):
         content = match.group(2) or WRITE_FILE_DEFAULT_CONTENT
         reply = _tool_reply(ToolCall("write", {"path": match.group(1), "content": content}))
     elif PARALLEL_TOOLS in prompt:
         reply = _tool_reply(*(ToolCall("bash", {"command": c}) for c in PARALLEL_COMMANDS))
-    elif match := _SLOW_RE.search(prompt):
-        count = int(match.group(1) or SLOW_STREAM_DELTAS)
-        delay = int(match.group(2)) / 1000 if match.group(2) else SLOW_STREAM_DELAY_S
-        chunks = tuple(f"tick {i} " for i in range(count))
+    elif slow := slow_stream(prompt, SLOW_STREAM_DELTAS):
+        chunks, delay = slow
         reply = Reply(parts=(Part(kind="text", chunks=chunks),), delta_delay_s=delay)
     elif MAX_TOKENS in prompt:
         reply = Reply(parts=(_text(MAX_TOKENS_TEXT),), finish_reason="length")
     else:
         reply = Reply(parts=(_text(DEFAULT_TEXT, 5),))
     if THINK_FIRST in prompt:
-        thinking = Part(kind="reasoning", chunks=_split(THINKING_TEXT, 3))
+        thinking = Part(kind="reasoning", chunks=split_text(THINKING_TEXT, 3))
         reply = Reply(
             parts=(thinking, *reply.parts),
             tool_calls=reply.tool_calls,
@@ -316,7 +298,7 @@ def plan_reply(body: Any) -> Reply:
 
 # --- chunk generation --------------------------------------------------------------------------
 def _json_fragments(arguments: dict[str, Any]) -> tuple[str, ...]:
-    return _split(json.dumps(arguments), 4)
+    return split_text(json.dumps(arguments), 4)
 
 
 def _usage(reply: Reply) -> dict[str, Any]:
@@ -331,17 +313,6 @@ def _usage(reply: Reply) -> dict[str, Any]:
         "prompt_tokens_details": {"cached_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": reasoning},
     }
-
-
-class _Ids:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._n = 0
-
-    def next(self, prefix: str) -> str:
-        with self._lock:
-            self._n += 1
-            return f"{prefix}{self._n:06d}"
 
 
 def _stream_chunks(
@@ -378,6 +349,36 @@ def _stream_chunks(
     yield None, [{"usage": _usage(reply)}], False
 
 
+@dataclass(frozen=True)
+class _Completion:
+    """What every object of one completion repeats."""
+
+    id: str
+    created: int
+    model: str
+
+    def envelope(self, object_type: str) -> dict[str, Any]:
+        return {"id": self.id, "object": object_type, "created": self.created, "model": self.model}
+
+
+def _sse_events(
+    reply: Reply, completion: _Completion, reasoning_field: str, tool_ids: list[str]
+) -> Iterator[tuple[str, bool]]:
+    """(server-sent event, is_content_delta) per ``chat.completion.chunk``, then ``[DONE]``."""
+    for delta, extras, is_delta in _stream_chunks(reply, reasoning_field, tool_ids):
+        chunk: dict[str, Any] = {**completion.envelope("chat.completion.chunk"), "choices": []}
+        if delta is not None:
+            choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": None}
+            for extra in extras:
+                choice.update(extra)
+            chunk["choices"] = [choice]
+        else:
+            for extra in extras:
+                chunk.update(extra)
+        yield sse_event(json.dumps(chunk)), is_delta
+    yield sse_event("[DONE]"), False
+
+
 def _final_message(reply: Reply, reasoning_field: str, tool_ids: list[str]) -> dict[str, Any]:
     text = "".join("".join(p.chunks) for p in reply.parts if p.kind == "text")
     message: dict[str, Any] = {"role": "assistant", "content": text}
@@ -397,75 +398,10 @@ def _final_message(reply: Reply, reasoning_field: str, tool_ids: list[str]) -> d
 
 
 # --- HTTP server -------------------------------------------------------------------------------
-class _ClientGone(Exception):
-    """The client closed the connection (or the server is shutting down)."""
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    owner: ScriptedOpenAI
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+class _Handler(ScriptedHandler["ScriptedOpenAI"]):
     server_version = "ScriptedOpenAI/1.0"
+    request_id_header = "x-request-id"
     timeout = 60  # idle keep-alive connections never pin a handler thread forever
-
-    # -- plumbing -------------------------------------------------------------------------------
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep test output quiet."""
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            with contextlib.suppress(OSError):
-                super().finish()
-        finally:
-            self.server.owner._track(self.connection, add=False)
-
-    def handle_one_request(self) -> None:
-        try:
-            super().handle_one_request()
-        except (_ClientGone, ConnectionError, TimeoutError, OSError, ValueError):
-            self.close_connection = True
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            data = bytearray()
-            while True:
-                size_line = self.rfile.readline()
-                size = int(size_line.split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return bytes(data)
-                data += self.rfile.read(size)
-                self.rfile.readline()
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
-
-    def _write(self, data: bytes) -> None:
-        if self.server.owner._closing.is_set():
-            raise _ClientGone
-        try:
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError as exc:
-            raise _ClientGone from exc
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("x-request-id", self.server.owner._ids.next("req_scripted_"))
-        self.end_headers()
-        if self.command != "HEAD":
-            self._write(data)
 
     def _error(self, status: int, message: str, code: str | None = None) -> None:
         error_type = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
@@ -474,18 +410,6 @@ class _Handler(BaseHTTPRequestHandler):
             {"error": {"message": message, "type": error_type, "param": None, "code": code}},
         )
 
-    def _record(self, body: Any) -> str:
-        self.server.owner._record(
-            RecordedRequest(
-                method=self.command,
-                path=self.path,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=body,
-            )
-        )
-        return urlsplit(self.path).path.rstrip("/")
-
-    # -- verbs ----------------------------------------------------------------------------------
     def do_GET(self) -> None:
         route = self._record(None)
         model = self.server.owner.model
@@ -497,19 +421,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route for GET {route}", "not_found")
 
     def do_POST(self) -> None:
-        raw = self._read_body()
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        route = self._record(body)
+        body, route = self._read_json()
         if route != "/v1/chat/completions":
             self._error(404, f"no route for POST {route}", "not_found")
             return
         if not isinstance(body, dict):
             self._error(400, "body must be a JSON object", "invalid_json")
             return
-        self.server.owner._completions_record(body)
+        self.server.owner._note_model_request(body)
         self._completions(body)
 
     def _completions(self, body: dict[str, Any]) -> None:
@@ -518,81 +437,40 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.error_status is not None:
             self._error(reply.error_status, reply.error_message, f"scripted_{reply.error_status}")
             return
-        model = str(body.get("model") or owner.model)
-        completion_id = owner._ids.next("chatcmpl-scripted-")
+        completion = _Completion(
+            id=owner._ids.next("chatcmpl-scripted-"),
+            created=int(time.time()),
+            model=str(body.get("model") or owner.model),
+        )
         tool_ids = [owner._ids.next("call_scripted_") for _ in reply.tool_calls]
-        created = int(time.time())
-        if not body.get("stream"):
-            self._send_json(
-                200,
-                {
-                    "id": completion_id,
-                    "object": "chat.completion",
-                    "created": created,
-                    "model": model,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": _final_message(reply, owner.reasoning_field, tool_ids),
-                            "finish_reason": reply.finish_reason,
-                        }
-                    ],
-                    "usage": _usage(reply),
-                },
-            )
+        if body.get("stream"):
+            events = _sse_events(reply, completion, owner.reasoning_field, tool_ids)
+            self._stream(events, reply.delta_delay_s)
             return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("x-request-id", owner._ids.next("req_scripted_"))
-        self.end_headers()
-        try:
-            for delta, extras, is_delta in _stream_chunks(reply, owner.reasoning_field, tool_ids):
-                chunk: dict[str, Any] = {
-                    "id": completion_id,
-                    "object": "chat.completion.chunk",
-                    "created": created,
-                    "model": model,
-                    "choices": [],
-                }
-                if delta is not None:
-                    choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": None}
-                    for extra in extras:
-                        choice.update(extra)
-                    chunk["choices"] = [choice]
-                else:
-                    for extra in extras:
-                        chunk.update(extra)
-                self._write_event(json.dumps(chunk))
-                if (
-                    is_delta
-                    and reply.delta_delay_s > 0
-                    and owner._closing.wait(reply.delta_delay_s)
-                ):
-                    raise _ClientGone
-            self._write_event("[DONE]")
-            self._write(b"0\r\n\r\n")
-        except _ClientGone:
-            owner._note_aborted_stream()
-            self.close_connection = True
-
-    def _write_event(self, data: str) -> None:
-        payload = f"data: {data}\n\n".encode()
-        self._write(b"%x\r\n%s\r\n" % (len(payload), payload))
+        choice = {
+            "index": 0,
+            "message": _final_message(reply, owner.reasoning_field, tool_ids),
+            "finish_reason": reply.finish_reason,
+        }
+        final = completion.envelope("chat.completion")
+        self._send_json(200, {**final, "choices": [choice], "usage": _usage(reply)})
 
 
 def _model_info(model_id: str) -> dict[str, Any]:
     return {"id": model_id, "object": "model", "created": 1735689600, "owned_by": "scripted"}
 
 
-class ScriptedOpenAI:
+class ScriptedOpenAI(ScriptedServer[Reply]):
     """Context manager running the scripted Chat Completions API (see the module docstring).
 
     ``responder`` (optional) is asked first for every ``POST /v1/chat/completions`` body; a
     ``Reply`` it returns overrides the keyword rules, ``None`` falls back to them.
     ``reasoning_field`` names the delta field that carries reasoning text.
     """
+
+    _handler = _Handler
+    _thread_name = "scripted-openai"
+    _url_path = "/v1"
 
     def __init__(
         self,
@@ -605,132 +483,6 @@ class ScriptedOpenAI:
     ) -> None:
         if port in (11434, 8080, 1234):
             raise ValueError(f"port {port} is probed by agents looking for local LLMs")
-        self._address = (host, port)
+        super().__init__(host, port, responder=responder, planner=plan_reply)
         self.model = model
         self.reasoning_field: ReasoningField = reasoning_field
-        self._responder = responder
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Condition()
-        self._log: list[RecordedRequest] = []
-        self._requests: list[dict[str, Any]] = []
-        self._connections: set[socket.socket] = set()
-        self._aborted_streams = 0
-        self._closing = threading.Event()
-        self._ids = _Ids()
-
-    # -- lifecycle ------------------------------------------------------------------------------
-    def start(self) -> Self:
-        if self._server is not None:
-            return self
-        self._closing.clear()
-        server = _Server(self._address, _Handler)
-        server.owner = self
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="scripted-openai",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._closing.set()
-        server.shutdown()
-        server.server_close()
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    # -- public state ---------------------------------------------------------------------------
-    @property
-    def port(self) -> int:
-        """The bound TCP port (only while running)."""
-        if self._server is None:
-            raise RuntimeError("ScriptedOpenAI is not running")
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1`` (only while running)."""
-        if self._server is None:
-            raise RuntimeError("ScriptedOpenAI is not running")
-        host = self._server.server_address[0]
-        return f"http://{host!s}:{self.port}/v1"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Bodies of all ``POST /v1/chat/completions`` requests so far (a snapshot copy)."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def log(self) -> list[RecordedRequest]:
-        """Every HTTP request so far (method, raw path incl. query, headers, parsed body)."""
-        with self._lock:
-            return list(self._log)
-
-    @property
-    def aborted_streams(self) -> int:
-        """How many streamed replies stopped early because the client went away."""
-        with self._lock:
-            return self._aborted_streams
-
-    def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
-        """Block until at least ``count`` completion requests arrived; False on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while len(self._requests) < count:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._lock.wait(remaining)
-            return True
-
-    # -- internals used by the handler ----------------------------------------------------------
-    def _plan(self, body: dict[str, Any]) -> Reply:
-        if self._responder is not None:
-            reply = self._responder(body)
-            if reply is not None:
-                return reply
-        return plan_reply(body)
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self._log.append(request)
-
-    def _completions_record(self, body: dict[str, Any]) -> None:
-        with self._lock:
-            self._requests.append(body)
-            self._lock.notify_all()
-
-    def _note_aborted_stream(self) -> None:
-        with self._lock:
-            self._aborted_streams += 1
-
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
