@@ -1,0 +1,114 @@
+"""How the agent is launched: command lines, environment, working directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from rawp_adapter_process._settings import (
+    ALL_TOOLS,
+    PROMPT_PLACEHOLDER,
+    SESSION_ID_PLACEHOLDER,
+    ProcessSettings,
+)
+from rawp_adapters import StartFailed
+from rawp_adapters.frames import DPS_VERSION
+
+EXTENSION_PATH = Path(__file__).resolve().parent / "extension" / "permission_gate.ts"
+"""The bundled permission extension, loaded with ``-e``."""
+
+SESSION_ID_VAR = "RAWP_SESSION_ID"
+_EXTENSION_TIMEOUT_MARGIN_MS = 5_000
+"""The extension's own deadline is later than the adapter's, which answers first."""
+
+
+def check_workspace(workspace: Path) -> Path:
+    """The agent's working directory; raises ``StartFailed`` unless it is an existing
+    absolute directory."""
+    if not workspace.is_absolute() or not workspace.is_dir():
+        raise StartFailed.of(
+            f"the workspace must be an existing absolute directory, not {str(workspace)!r}"
+        )
+    return workspace
+
+
+def check_executable(argv0: str, env: Mapping[str, str]) -> None:
+    """Raise ``StartFailed`` when the command's program cannot be found on the agent's PATH."""
+    if shutil.which(argv0, path=env.get("PATH", os.defpath)) is None:
+        raise StartFailed.of(f"cannot start the agent: {argv0!r} is not an executable program")
+
+
+def agent_name(settings: ProcessSettings) -> str:
+    return settings.agent_name or Path(settings.command[0]).name
+
+
+def _model_args(settings: ProcessSettings) -> list[str]:
+    args: list[str] = []
+    if settings.provider:
+        args += ["--provider", settings.provider]
+    if settings.model:
+        args += ["--model", settings.model]
+    return args
+
+
+def permission_gated(settings: ProcessSettings) -> bool:
+    return settings.approval != "none" and bool(settings.permission_tools)
+
+
+def rpc_argv(settings: ProcessSettings) -> list[str]:
+    """``command + model args + approval args + extra_args``."""
+    approval: list[str] = []
+    if permission_gated(settings):
+        if settings.approval == "extension":
+            approval = ["-e", str(EXTENSION_PATH)]
+        else:
+            # omp gates either every tool or those that write/execute.
+            mode = "always-ask" if ALL_TOOLS in settings.permission_tools else "write"
+            approval = ["--approval-mode", mode]
+    return [*settings.command, *_model_args(settings), *approval, *settings.extra_args]
+
+
+def single_turn_argv(settings: ProcessSettings, *, prompt: str, resume: str | None) -> list[str]:
+    """``single_turn.command + model args + extra_args + resume args + prompt args``."""
+    single = settings.single_turn
+    resume_args = (
+        [arg.replace(SESSION_ID_PLACEHOLDER, resume) for arg in single.resume_args]
+        if resume is not None
+        else []
+    )
+    prompt_args = [prompt if arg == PROMPT_PLACEHOLDER else arg for arg in single.prompt_args]
+    return [
+        *single.command,
+        *_model_args(settings),
+        *settings.extra_args,
+        *resume_args,
+        *prompt_args,
+    ]
+
+
+def agent_env(
+    settings: ProcessSettings,
+    *,
+    session_id: str,
+    workspace: Path,
+    parent: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment by policy, then ``settings.env``, then the adapter's own variables
+    (the RAWP_* ones always win)."""
+    parent = os.environ if parent is None else parent
+    if settings.env_policy == "inherit":
+        env = dict(parent)
+    else:
+        env = {name: parent[name] for name in settings.env_allowlist if name in parent}
+    env.update(settings.env)
+    if permission_gated(settings) and settings.approval == "extension":
+        env["RAWP_PERMISSION_TOOLS"] = ",".join(settings.permission_tools)
+        env["RAWP_PERMISSION_TIMEOUT_MS"] = str(
+            settings.interaction_timeout_ms + _EXTENSION_TIMEOUT_MARGIN_MS
+        )
+    env[SESSION_ID_VAR] = session_id
+    env["RAWP_WORKSPACE_PATH"] = str(workspace)
+    env["RAWP_DPS_VERSION"] = DPS_VERSION
+    return env

@@ -1,0 +1,316 @@
+"""The agent's OS process: spawn, pipes, stderr tail, exit mapping and termination.
+
+The agent runs in its own session (process group). xcsh-family agents start tool
+processes in sessions of their own, so killing the group misses them; the process
+tree is therefore recorded with psutil while the agent runs, and every process that
+carries this session's ``RAWP_SESSION_ID`` in its environment is found again at the
+end. Termination: close stdin, short grace, SIGTERM to the group, grace, SIGKILL,
+then kill every recorded or marked process and confirm that nothing is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import psutil
+from structlog.stdlib import BoundLogger
+
+from rawp_adapters.frames import AgentError, Severity
+
+_KILL_WAIT = 2.0
+"""Seconds for SIGKILLed processes to disappear before they are reported as left over."""
+_POLL = 0.02
+_CREATED_SLACK = 1.0
+"""Seconds before the agent's start that still count when looking for marked processes."""
+
+
+class AgentWriteError(Exception):
+    """The agent's stdin is closed: it exited or is being stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExitStatus:
+    """How the agent process ended, in DPS terms (rule 5)."""
+
+    returncode: int
+    exit_code: int | None
+    """The exit code; ``None`` for a death by signal without one."""
+    signal: str | None
+    """The signal's name for a raw signal death (-N) or an exit code 128+N."""
+
+    @property
+    def clean(self) -> bool:
+        return self.returncode == 0
+
+    def describe(self) -> str:
+        if self.returncode < 0:
+            return f"was killed by {self.signal}"
+        if self.signal is not None:
+            return f"exited with code {self.returncode} ({self.signal})"
+        return f"exited with code {self.returncode}"
+
+    def error(
+        self, *, severity: Severity = "fatal", stderr_tail: str | None = None, prefix: str = ""
+    ) -> AgentError | None:
+        """The ``agent.error`` this end calls for (``None`` for exit 0)."""
+        if self.clean:
+            return None
+        return AgentError(
+            severity=severity,
+            error_code="SIGNAL_EXIT" if self.signal is not None else "PROCESS_EXIT",
+            message=f"{prefix}the agent {self.describe()}",
+            exit_code=self.exit_code,
+            signal=self.signal,
+            stderr_tail=stderr_tail,
+        )
+
+
+def exit_status(returncode: int) -> ExitStatus:
+    """Map a Python return code: 0, 1-127, 128+N (a shell's signal exit), -N (a signal)."""
+    if returncode < 0:
+        return ExitStatus(returncode, None, _signal_name(-returncode))
+    if returncode > 128:
+        name = _signal_name(returncode - 128)
+        if name is not None:
+            return ExitStatus(returncode, returncode, name)
+    return ExitStatus(returncode, returncode, None)
+
+
+def _signal_name(number: int) -> str | None:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+class _Tail:
+    """The last ``limit`` bytes of a stream."""
+
+    __slots__ = ("_data", "_limit")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self._data += chunk
+        if len(self._data) > 2 * self._limit:
+            del self._data[: len(self._data) - self._limit]
+
+    def text(self) -> str | None:
+        text = bytes(self._data[-self._limit :]).decode("utf-8", "replace").strip()
+        return text or None
+
+
+class AgentProcess:
+    """One running agent process. Use :meth:`spawn`."""
+
+    def __init__(
+        self,
+        process: anyio.abc.Process,
+        *,
+        marker: tuple[str, str],
+        stderr_tail_bytes: int,
+        log: BoundLogger,
+    ) -> None:
+        self._process = process
+        self._marker = marker
+        self._log = log
+        self._tail = _Tail(stderr_tail_bytes)
+        self._write_lock = anyio.Lock()
+        self._stdin_closed = False
+        self._recorded: dict[int, psutil.Process] = {}
+        try:
+            self._root: psutil.Process | None = psutil.Process(process.pid)
+            self._started_at = self._root.create_time()
+        except psutil.Error:
+            self._root = None
+            self._started_at = 0.0
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        marker: tuple[str, str],
+        stderr_tail_bytes: int,
+        log: BoundLogger,
+    ) -> AgentProcess:
+        """Start ``argv`` in a new session. Raises ``OSError`` when it cannot be started."""
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+        return cls(process, marker=marker, stderr_tail_bytes=stderr_tail_bytes, log=log)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    @property
+    def stdout(self) -> anyio.abc.ByteReceiveStream:
+        stream = self._process.stdout
+        assert stream is not None
+        return stream
+
+    def stderr_tail(self) -> str | None:
+        return self._tail.text()
+
+    async def write(self, data: bytes) -> None:
+        """Write to the agent's stdin; raises :class:`AgentWriteError` once it is closed."""
+        stdin = self._process.stdin
+        assert stdin is not None
+        async with self._write_lock:
+            if self._stdin_closed:
+                raise AgentWriteError("the agent's stdin is closed")
+            try:
+                await stdin.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise AgentWriteError(f"cannot write to the agent: {exc!r}") from exc
+
+    async def close_stdin(self) -> None:
+        stdin = self._process.stdin
+        assert stdin is not None
+        async with self._write_lock:
+            self._stdin_closed = True
+            with contextlib.suppress(anyio.BrokenResourceError, OSError):
+                await stdin.aclose()
+
+    async def drain_stderr(self) -> None:
+        """Read stderr to its end, keeping a bounded tail (never leave a pipe full)."""
+        stderr = self._process.stderr
+        assert stderr is not None
+        try:
+            async for chunk in stderr:
+                self._tail.add(chunk)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+    async def wait(self) -> int:
+        return await self._process.wait()
+
+    async def watch_tree(self, interval: float) -> None:
+        """Record the agent's process tree every ``interval`` seconds until it exits.
+
+        The scan reads all of /proc, so it runs in a worker thread: the event loop (and
+        the other sessions' streams) never wait for it.
+        """
+        while self._process.returncode is None:
+            known = list(self._recorded.values())
+            children, gone = await anyio.to_thread.run_sync(self._scan_tree, known)
+            self._remember(children, gone)
+            await anyio.sleep(interval)
+
+    def record_descendants(self) -> None:
+        self._remember(*self._scan_tree(list(self._recorded.values())))
+
+    def _scan_tree(self, known: list[psutil.Process]) -> tuple[list[psutil.Process], list[int]]:
+        """The agent's descendants now, and which known ones are gone."""
+        gone = [proc.pid for proc in known if not _alive(proc)]
+        if self._root is None:
+            return [], gone
+        try:
+            return self._root.children(recursive=True), gone
+        except psutil.Error:
+            return [], gone
+
+    def _remember(self, children: list[psutil.Process], gone: list[int]) -> None:
+        for pid in gone:
+            self._recorded.pop(pid, None)
+        for child in children:
+            self._recorded.setdefault(child.pid, child)
+
+    async def terminate(self, *, stdin_grace: float, sigterm_grace: float) -> ExitStatus | None:
+        """Stop the agent and everything it started (rule 6); ``None`` if it never died."""
+        self.record_descendants()
+        await self.close_stdin()
+        if not await self._exited_within(stdin_grace):
+            self._log.info("agent still running after stdin was closed; SIGTERM", pid=self.pid)
+            self._signal_group(signal.SIGTERM)
+            if not await self._exited_within(sigterm_grace):
+                self._log.warning("agent ignored SIGTERM; SIGKILL", pid=self.pid)
+                self._signal_group(signal.SIGKILL)
+                await self._exited_within(_KILL_WAIT)
+        await self.kill_leftovers()
+        code = self._process.returncode
+        return exit_status(code) if code is not None else None
+
+    def interrupt(self) -> None:
+        """SIGTERM to the agent's process group."""
+        self._signal_group(signal.SIGTERM)
+
+    async def kill_leftovers(self) -> None:
+        """Kill every recorded descendant and every process marked with this session,
+        then confirm they are gone."""
+        marked = await anyio.to_thread.run_sync(self._marked_processes)
+        leftovers = {proc.pid: proc for proc in self._recorded.values() if _alive(proc)}
+        leftovers.update((proc.pid, proc) for proc in marked)
+        self._recorded.clear()
+        if not leftovers:
+            return
+        self._log.info("killing processes the agent left behind", pids=sorted(leftovers))
+        for proc in leftovers.values():
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        with anyio.move_on_after(_KILL_WAIT):
+            while any(_alive(proc) for proc in leftovers.values()):  # noqa: ASYNC110 - no event to wait on
+                await anyio.sleep(_POLL)
+        survivors = sorted(pid for pid, proc in leftovers.items() if _alive(proc))
+        if survivors:
+            self._log.error("processes survived SIGKILL", pids=survivors)
+
+    async def release(self) -> None:
+        """Close our ends of the pipes (after the agent is gone)."""
+        with anyio.move_on_after(_KILL_WAIT):
+            await self._process.aclose()
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    async def _exited_within(self, seconds: float) -> bool:
+        with anyio.move_on_after(seconds):
+            await self._process.wait()
+        return self._process.returncode is not None
+
+    def _marked_processes(self) -> list[psutil.Process]:
+        key, value = self._marker
+        me = os.getpid()
+        since = self._started_at - _CREATED_SLACK
+        found = []
+        for proc in psutil.process_iter(["create_time"]):
+            if proc.pid == me or (proc.info["create_time"] or 0) < since:
+                continue
+            try:
+                if proc.environ().get(key) == value and _alive(proc):
+                    found.append(proc)
+            except psutil.Error:
+                continue
+        return found

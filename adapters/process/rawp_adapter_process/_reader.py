@@ -1,0 +1,92 @@
+"""Reading the agent's stdout: chunks to lines to typed messages, bad input reported."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+import anyio.abc
+from structlog.stdlib import BoundLogger
+
+from rawp_adapter_process._wire import WireError, WireMessage, decode_line
+from rawp_adapters import LineFramer, OversizedLine
+from rawp_adapters.frames import AgentError
+
+_PREVIEW_BYTES = 200
+
+OnMessage = Callable[[WireMessage], Awaitable[None]]
+OnError = Callable[[AgentError], Awaitable[None]]
+
+
+class MessageReader:
+    """Feeds every message on the agent's stdout to ``on_message`` until it ends.
+
+    An oversized line is skipped and reported through ``on_error`` (FRAME_TOO_LARGE); a
+    line that is not a JSON event is logged and skipped; types nobody reads are dropped.
+    """
+
+    def __init__(
+        self,
+        stream: anyio.abc.ByteReceiveStream,
+        *,
+        max_line_bytes: int,
+        on_message: OnMessage,
+        on_error: OnError,
+        log: BoundLogger,
+    ) -> None:
+        self._stream = stream
+        self._framer = LineFramer(max_line_bytes)
+        self._max_line_bytes = max_line_bytes
+        self._on_message = on_message
+        self._on_error = on_error
+        self._log = log
+        self._lines = 0
+        self.done = anyio.Event()
+        """Set at the end of stdout (or when the reader stops)."""
+
+    async def run(self) -> None:
+        try:
+            async for chunk in self._stream:
+                await self._handle(self._framer.feed(chunk))
+            await self._handle(self._framer.close())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            self.done.set()
+
+    async def drained(self, idle: float) -> bool:
+        """Wait for the end of stdout while lines keep coming (a slow host may hold them
+        up); give up after ``idle`` seconds without one. True if the end was reached."""
+        while not self.done.is_set():
+            seen = self._lines
+            with anyio.move_on_after(idle):
+                await self.done.wait()
+            if self._lines == seen:
+                break
+        return self.done.is_set()
+
+    async def _handle(self, items: list[bytes | OversizedLine]) -> None:
+        for item in items:
+            self._lines += 1
+            if isinstance(item, OversizedLine):
+                await self._on_error(
+                    AgentError(
+                        severity="error",
+                        error_code="FRAME_TOO_LARGE",
+                        message=f"the agent wrote a {item.size}-byte line, over the "
+                        f"{self._max_line_bytes}-byte limit; it was skipped",
+                    )
+                )
+                continue
+            try:
+                message = decode_line(item)
+            except WireError as exc:
+                self._log.warning(
+                    "agent line that is not a JSON event skipped",
+                    error=str(exc),
+                    size=len(item),
+                    preview=item[:_PREVIEW_BYTES].decode("utf-8", "replace"),
+                )
+                continue
+            if message is not None:
+                await self._on_message(message)

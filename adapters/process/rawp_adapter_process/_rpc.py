@@ -1,0 +1,482 @@
+"""One long-lived agent in ``--mode rpc``: the I/O around the sans-IO translator.
+
+Background tasks (started in the session's task group): the stdout reader, the stderr
+drain, the exit watcher and the process-tree recorder. The reader never waits for the
+Master's answers: each dialog runs in a task of its own, so the agent's stream keeps
+flowing while a permission request is open.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from rawp_adapter_process._commands import AgentGone, CommandChannel
+from rawp_adapter_process._dialogs import Dialog, interpret
+from rawp_adapter_process._launch import SESSION_ID_VAR, agent_env, check_workspace, rpc_argv
+from rawp_adapter_process._process import AgentProcess, AgentWriteError, ExitStatus, exit_status
+from rawp_adapter_process._reader import MessageReader
+from rawp_adapter_process._settings import ProcessSettings
+from rawp_adapter_process._translate import (
+    RunEnded,
+    RunStarted,
+    Signal,
+    Translator,
+    TurnOutcome,
+)
+from rawp_adapter_process._wire import (
+    Ready,
+    Response,
+    UiRequest,
+    WireMessage,
+    decode_compaction,
+    decode_state,
+)
+from rawp_adapters import (
+    AgentExit,
+    AgentFailure,
+    CloseResult,
+    SessionContext,
+    StartFailed,
+    Turn,
+    TurnResult,
+)
+from rawp_adapters.frames import AgentError, SessionCompacted, TokenUsage
+
+_STDOUT_DRAIN = 2.0
+"""Seconds without a new line after which the rest of stdout is given up once the agent
+has exited (a slow host may still be taking the lines before)."""
+_DIALOG_DENY_BOUND = 1.0
+"""Seconds close() spends answering open dialogs of an agent that may not read stdin."""
+_IDLE_POLL_FIRST, _IDLE_POLL_MAX = 0.05, 1.0
+"""Backoff of ``get_state`` polls while the agent still says it is streaming."""
+_CONTROL = (Response, UiRequest, Ready)
+_SIGNALS = (RunStarted, RunEnded)
+
+
+class _TurnState:
+    """The running prompt, as the reader and :meth:`RpcAgent.prompt` share it."""
+
+    __slots__ = ("abort_answered", "aborting", "failure", "run_ends", "turn", "wakeup")
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.run_ends: deque[RunEnded] = deque()
+        self.failure: str | None = None
+        self.aborting = False
+        self.abort_answered = False
+        self.wakeup = anyio.Event()
+
+    def wake(self) -> None:
+        self.wakeup.set()
+
+    def on_late_answer(self, response: Response) -> None:
+        if not response.success and self.failure is None:
+            self.failure = f"the agent could not run the prompt: {response.error}"
+            self.wake()
+
+
+class _OpenDialog:
+    __slots__ = ("answered", "dialog", "scope")
+
+    def __init__(self, dialog: Dialog) -> None:
+        self.dialog = dialog
+        self.scope = anyio.CancelScope()
+        self.answered = False
+
+
+class RpcAgent:
+    def __init__(self, settings: ProcessSettings, ctx: SessionContext) -> None:
+        self._settings = settings
+        self._ctx = ctx
+        self._log = ctx.log.bind(adapter="process")
+        self._process: AgentProcess | None = None
+        self._channel = CommandChannel(self._write)
+        self._translator = Translator()
+        self._turn: _TurnState | None = None
+        self._dialogs: dict[str, _OpenDialog] = {}
+        self._ready = False
+        self._ready_or_gone = anyio.Event()
+        self._reader: MessageReader | None = None
+        self._exited = anyio.Event()
+        self._exit: ExitStatus | None = None
+        self._closing = False
+        self._aborted_last = False
+        """The last turn was aborted: a run the agent starts now is that prompt's, late."""
+        self.version: str | None = None
+
+    # ------------------------------------------------------------ start
+
+    async def start(self) -> None:
+        settings, ctx = self._settings, self._ctx
+        workspace = check_workspace(ctx.workspace)
+        argv = rpc_argv(settings)
+        env = agent_env(settings, session_id=ctx.session_id, workspace=workspace)
+        try:
+            process = await AgentProcess.spawn(
+                argv,
+                cwd=workspace,
+                env=env,
+                marker=(SESSION_ID_VAR, ctx.session_id),
+                stderr_tail_bytes=settings.stderr_tail_bytes,
+                log=self._log,
+            )
+        except OSError as exc:
+            raise StartFailed.of(f"cannot start the agent {argv[0]!r}: {exc}") from exc
+        self._process = process
+        self._log = self._log.bind(pid=process.pid)
+        self._log.info("agent started", argv=argv)
+        self._reader = MessageReader(
+            process.stdout,
+            max_line_bytes=settings.max_line_bytes,
+            on_message=self._on_message,
+            on_error=ctx.emit,
+            log=self._log,
+        )
+        self._background(self._reader.run, "read stdout")
+        self._background(process.drain_stderr, "drain stderr")
+        self._background(self._watch_exit, "watch exit")
+        self._background(
+            lambda: process.watch_tree(settings.descendant_poll_interval), "record tree"
+        )
+        if settings.ready_probe != "ready-frame":
+            self._background(self._probe_state, "ready probe")
+        with anyio.move_on_after(settings.ready_timeout):
+            await self._ready_or_gone.wait()
+        if self._ready:
+            return
+        if self._exit is not None:
+            raise StartFailed.of(
+                f"the agent {self._exit.describe()} before it was ready",
+                exit_code=self._exit.exit_code,
+                signal=self._exit.signal,
+                stderr_tail=process.stderr_tail(),
+            )
+        raise StartFailed.of(
+            f"the agent was not ready within {settings.ready_timeout:g} s",
+            stderr_tail=process.stderr_tail(),
+        )
+
+    def _background(self, func: Callable[[], Awaitable[object]], what: str) -> None:
+        async def guarded() -> None:
+            try:
+                await func()
+            except Exception:
+                self._log.exception("process adapter task failed", task=what)
+
+        self._ctx.start_soon(guarded, name=f"rawp process adapter: {what}")
+
+    def _mark_ready(self) -> None:
+        self._ready = True
+        self._ready_or_gone.set()
+
+    async def _probe_state(self) -> None:
+        try:
+            await self._channel.request({"type": "get_state"}, timeout=self._settings.ready_timeout)
+        except (TimeoutError, AgentGone):
+            return
+        self._mark_ready()
+
+    # ------------------------------------------------------------ reading
+
+    async def _on_message(self, message: WireMessage) -> None:
+        if isinstance(message, _CONTROL):
+            self._on_control(message)
+            return
+        emit = self._ctx.emit
+        for output in self._translator.feed(message):
+            if isinstance(output, _SIGNALS):
+                self._on_signal(output)
+            else:
+                await emit(output)
+
+    def _on_control(self, message: Response | UiRequest | Ready) -> None:
+        if isinstance(message, Response):
+            self._on_response(message)
+        elif isinstance(message, UiRequest):
+            self._on_dialog_request(message)
+        else:
+            self.version = message.version
+            self._mark_ready()
+
+    def _on_signal(self, signal: Signal) -> None:
+        state = self._turn
+        if isinstance(signal, RunEnded):
+            if state is not None:
+                state.run_ends.append(signal)
+                state.wake()
+            return
+        aborted = state.aborting if state is not None else self._aborted_last
+        if aborted:
+            # The abort reached the agent before this run began; stop the run too.
+            self._background(self._send_abort, "abort a run that began late")
+
+    def _on_response(self, response: Response) -> None:
+        if self._channel.on_response(response):
+            return
+        if response.success:
+            self._log.debug("answer to no open command", command=response.command)
+        else:
+            self._log.warning(
+                "the agent reported a failed command",
+                command=response.command,
+                error=response.error,
+            )
+
+    # ------------------------------------------------------------ dialogs
+
+    def _on_dialog_request(self, request: UiRequest) -> None:
+        if request.method == "cancel":
+            target = self._dialogs.get(request.targetId or "")
+            if target is not None:
+                target.answered = True
+                target.scope.cancel()
+            return
+        dialog = interpret(
+            request,
+            timeout_ms=self._settings.interaction_timeout_ms,
+            claim_tool=self._translator.claim_announced_tool,
+        )
+        if dialog is None:
+            return
+        opened = _OpenDialog(dialog)
+        self._dialogs[dialog.request_id] = opened
+        turn_id = self._translator.turn_id
+        self._background(lambda: self._run_dialog(opened, turn_id), "dialog")
+
+    async def _run_dialog(self, opened: _OpenDialog, turn_id: str | None) -> None:
+        dialog = opened.dialog
+        try:
+            state = self._turn
+            if state is not None and state.aborting:
+                await self._answer(opened, dialog.denial())
+                return
+            with opened.scope:
+                outcome = await self._ctx.interact(
+                    dialog.interaction_type,
+                    turn_id=turn_id,
+                    title=dialog.title,
+                    message=dialog.message,
+                    options=dialog.options,
+                    context=dialog.context,
+                    timeout_ms=dialog.timeout_ms,
+                )
+                await self._answer(opened, dialog.response(outcome))
+        finally:
+            self._dialogs.pop(dialog.request_id, None)
+
+    async def _answer(self, opened: _OpenDialog, response: dict[str, Any]) -> None:
+        if opened.answered:
+            return
+        opened.answered = True
+        try:
+            await self._channel.send(response)
+        except AgentGone:
+            self._log.debug("dialog answer not delivered: the agent is gone")
+
+    async def _deny_open_dialogs(self) -> None:
+        """Answer every open dialog with a denial before anything that could block the
+        agent's input loop (xcsh reads nothing else while it handles ``abort``)."""
+        for opened in list(self._dialogs.values()):
+            await self._answer(opened, opened.dialog.denial())
+
+    # ------------------------------------------------------------ turns
+
+    async def prompt(self, turn: Turn) -> TurnResult:
+        state = _TurnState(turn)
+        self._turn = state
+        self._aborted_last = False
+        self._translator.begin_turn(turn.turn_id)
+        command: dict[str, Any] = {"type": "prompt", "message": turn.text}
+        if turn.request.images:
+            command["images"] = [
+                {"type": "image", "data": image.data, "mimeType": image.media_type}
+                for image in turn.request.images
+            ]
+        command_id = self._channel.new_id()
+        failure: AgentFailure | None = None
+        try:
+            response = await self._channel.request(
+                command,
+                timeout=self._settings.command_timeout,
+                command_id=command_id,
+                on_late=state.on_late_answer,
+            )
+            if not response.success:
+                raise AgentFailure.of(f"the agent refused the prompt: {response.error}")
+            await self._wait_until_idle(state)
+        except AgentFailure as exc:
+            failure = exc
+        except TimeoutError:
+            failure = AgentFailure.of(
+                f"the agent did not take the prompt within {self._settings.command_timeout:g} s"
+            )
+        except AgentGone as exc:
+            failure = await self._gone_failure(exc)
+        finally:
+            self._channel.forget(command_id)
+            self._turn = None
+            self._aborted_last = state.aborting
+        return await self._finish(self._translator.finish_turn(), failure)
+
+    async def _finish(self, outcome: TurnOutcome, failure: AgentFailure | None) -> TurnResult:
+        usage = outcome.usage
+        if usage is not None:
+            await self._ctx.emit(usage)
+        if failure is not None:
+            raise failure
+        if outcome.error is not None:
+            raise AgentFailure.of(outcome.error)
+        totals = None
+        if usage is not None:
+            totals = TokenUsage.model_validate(usage.model_dump(exclude={"turn_id"}))
+        return TurnResult(stop_reason=outcome.stop_reason, usage=totals)
+
+    async def _gone_failure(self, exc: AgentGone) -> AgentFailure:
+        # The exit watcher reports the death (with its exit code); give it the chance
+        # to end this turn with that error rather than a vaguer one.
+        with anyio.move_on_after(_STDOUT_DRAIN + 1):
+            await self._exited.wait()
+        return AgentFailure.of(f"the agent went away during the turn: {exc}")
+
+    async def _wait_until_idle(self, state: _TurnState) -> None:
+        """Until a run of the agent ends and nothing follows it: ``agent_end`` with
+        ``isTerminal`` where the agent says so, otherwise ``get_state`` confirms. After
+        an abort that stopped the prompt before its run began (omp then says nothing),
+        ``get_state`` confirms too."""
+        while True:
+            while not (state.run_ends or state.failure or self._aborted_between_runs(state)):
+                await state.wakeup.wait()
+                state.wakeup = anyio.Event()
+            if state.failure is not None:
+                raise AgentFailure.of(state.failure)
+            if not state.run_ends:
+                if await self._confirm_idle(state):
+                    return
+                continue
+            ended = state.run_ends.popleft()
+            if ended.terminal is False or state.run_ends:
+                continue
+            if ended.terminal is True or await self._confirm_idle(state):
+                return
+
+    def _aborted_between_runs(self, state: _TurnState) -> bool:
+        return state.abort_answered and not self._translator.run_active
+
+    async def _confirm_idle(self, state: _TurnState) -> bool:
+        """Ask ``get_state`` until the agent is idle or another run ends (then False)."""
+        delay = _IDLE_POLL_FIRST
+        while not state.run_ends and state.failure is None:
+            try:
+                response = await self._channel.request(
+                    {"type": "get_state"}, timeout=self._settings.command_timeout
+                )
+            except TimeoutError:
+                self._log.warning("get_state unanswered after agent_end; the turn ends")
+                return True
+            if not response.success or not decode_state(response.data).isStreaming:
+                return True
+            with anyio.move_on_after(delay):
+                await state.wakeup.wait()
+            delay = min(delay * 2, _IDLE_POLL_MAX)
+        return False
+
+    async def abort(self, turn: Turn) -> None:
+        state = self._turn
+        if state is None or state.turn.turn_id != turn.turn_id:
+            return
+        state.aborting = True
+        self._translator.note_abort()
+        await self._deny_open_dialogs()
+        try:
+            # The agents answer once they are idle (omp: after agent_end).
+            await self._channel.request({"type": "abort"}, timeout=self._settings.command_timeout)
+        except (TimeoutError, AgentGone) as exc:
+            self._log.warning("abort unanswered", error=repr(exc))
+            return
+        state.abort_answered = True
+        state.wake()
+
+    async def _send_abort(self) -> None:
+        await self._deny_open_dialogs()
+        try:
+            await self._channel.send({"id": self._channel.new_id(), "type": "abort"})
+        except AgentGone:
+            self._log.debug("abort not delivered: the agent is gone")
+
+    async def compact(self, custom_instructions: str | None) -> None:
+        command: dict[str, Any] = {"type": "compact"}
+        if custom_instructions:
+            command["customInstructions"] = custom_instructions
+        try:
+            response = await self._channel.request(command, timeout=self._settings.compact_timeout)
+        except TimeoutError:
+            raise AgentFailure.of(
+                f"compaction did not finish within {self._settings.compact_timeout:g} s"
+            ) from None
+        except AgentGone as exc:
+            raise AgentFailure.of(f"compaction failed: {exc}") from exc
+        if not response.success:
+            raise AgentFailure.of(f"the agent could not compact its context: {response.error}")
+        result = decode_compaction(response.data)
+        tokens = int(result.tokensBefore) if result.tokensBefore is not None else None
+        await self._ctx.emit(
+            SessionCompacted(trigger="manual", tokens_before=tokens, summary=result.summary)
+        )
+
+    # ------------------------------------------------------------ the end
+
+    async def _write(self, data: bytes) -> None:
+        assert self._process is not None
+        try:
+            await self._process.write(data)
+        except AgentWriteError as exc:
+            raise AgentGone(str(exc)) from exc
+
+    async def _watch_exit(self) -> None:
+        process = self._process
+        assert process is not None
+        status = exit_status(await process.wait())
+        if not self._closing:
+            # The tool processes of a dead agent are leftovers (and may hold its stdout).
+            await process.kill_leftovers()
+        assert self._reader is not None
+        await self._reader.drained(_STDOUT_DRAIN)
+        self._exit = status
+        self._exited.set()
+        self._ready_or_gone.set()
+        if self._closing or not self._ready:
+            return
+        self._log.info("agent exited on its own", returncode=status.returncode)
+        error: AgentError | None = status.error(stderr_tail=process.stderr_tail())
+        self._ctx.agent_exited(
+            AgentExit(exit_code=status.exit_code, signal=status.signal, error=error)
+        )
+
+    async def close(self) -> CloseResult:
+        with anyio.CancelScope(shield=True):
+            status = await self._stop()
+        if status is None:
+            return CloseResult()
+        return CloseResult(exit_code=status.exit_code, signal=status.signal)
+
+    async def _stop(self) -> ExitStatus | None:
+        self._closing = True
+        process = self._process
+        if process is None:
+            return None
+        with anyio.move_on_after(_DIALOG_DENY_BOUND):
+            await self._deny_open_dialogs()
+        self._channel.fail_all("the session is closing")
+        status = await process.terminate(
+            stdin_grace=self._settings.stdin_close_grace,
+            sigterm_grace=self._settings.sigterm_grace,
+        )
+        if self._reader is not None:
+            await self._reader.drained(_STDOUT_DRAIN)
+        await process.release()
+        self._log.info("agent stopped", returncode=status.returncode if status else None)
+        return status

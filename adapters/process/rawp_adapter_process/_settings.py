@@ -1,0 +1,136 @@
+"""Settings of the process adapter (``AgentMetadata.settings`` of ``adapter_type: "process"``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rawp_adapters import AdapterSettings
+
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+
+ALL_TOOLS = "*"
+"""In ``permission_tools``: gate every tool."""
+
+DEFAULT_PERMISSION_TOOLS = ("bash", "edit", "write", "eval", "python", "notebook", "ssh")
+"""The tools of the xcsh family that change state (run code, write files, reach hosts)."""
+
+DEFAULT_ENV_ALLOWLIST = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "TMPDIR",
+)
+
+SESSION_ID_PLACEHOLDER = "{session_id}"
+PROMPT_PLACEHOLDER = "{prompt}"
+
+
+class SingleTurnSettings(BaseModel):
+    """How the agent is run once per prompt (``single_turn_process``, §18).
+
+    Each prompt runs ``command + model args + extra_args + resume_args + prompt_args``;
+    ``resume_args`` are left out for the first prompt and get the agent's session id
+    (from the ``{"type": "session", "id": …}`` header line) in place of ``{session_id}``.
+    An argument equal to ``{prompt}`` is replaced by the prompt text.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: list[str] = Field(
+        default_factory=lambda: ["xcsh", "--mode", "json"],
+        min_length=1,
+        description="A one-shot mode that prints the agent's events as JSON lines and exits.",
+    )
+    resume_args: list[str] = Field(
+        default_factory=lambda: ["--session", SESSION_ID_PLACEHOLDER],
+        description="Arguments that continue the agent's session from the previous prompt.",
+    )
+    prompt_args: list[str] = Field(
+        default_factory=lambda: [PROMPT_PLACEHOLDER],
+        description="Where the prompt goes on the command line.",
+    )
+
+
+class ProcessSettings(AdapterSettings):
+    """Settings of the process adapter. Every field has a default that runs ``xcsh``."""
+
+    command: list[str] = Field(
+        default_factory=lambda: ["xcsh", "--mode", "rpc"],
+        min_length=1,
+        description="The agent's RPC command line (xcsh, omp or pi in `--mode rpc`).",
+    )
+    agent_name: str | None = Field(
+        default=None, description="Name reported in session.capabilities; default the binary's."
+    )
+    model: str | None = Field(default=None, description="Passed as `--model <model>`.")
+    provider: str | None = Field(default=None, description="Passed as `--provider <provider>`.")
+    extra_args: list[str] = Field(default_factory=list, description="Appended to the command line.")
+    env_policy: Literal["inherit", "allowlist"] = Field(
+        default="inherit",
+        description="`inherit` passes the parent's environment; `allowlist` only `env_allowlist`.",
+    )
+    env_allowlist: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST),
+        description="Variables kept from the parent's environment under `allowlist`.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra variables, applied after the policy (RAWP_* variables still win).",
+    )
+    approval: Literal["extension", "omp-builtin", "none"] = Field(
+        default="extension",
+        description="Where permission requests come from: the bundled `-e` extension, omp's "
+        "`--approval-mode`, or nowhere (tools run ungated).",
+    )
+    permission_tools: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PERMISSION_TOOLS),
+        description="Tools that need the Master's permission; `*` means all, empty means none.",
+    )
+    interaction_timeout_ms: int = Field(
+        default=60_000, ge=1, description="How long a dialog waits for the Master (then deny)."
+    )
+    max_line_bytes: int = Field(
+        default=DEFAULT_MAX_LINE_BYTES,
+        ge=1024,
+        description="Longer stdout lines are skipped and reported as FRAME_TOO_LARGE.",
+    )
+    ready_probe: Literal["auto", "ready-frame", "get-state"] = Field(
+        default="auto",
+        description="What says the agent is ready: its `ready` frame (xcsh, omp), an answer "
+        "to `get_state` (pi), or whichever comes first.",
+    )
+    ready_timeout: float = Field(default=45.0, gt=0, description="Seconds to become ready.")
+    command_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds an RPC command may take to be answered."
+    )
+    compact_timeout: float = Field(
+        default=300.0, gt=0, description="Seconds a manual compaction may take."
+    )
+    stdin_close_grace: float = Field(
+        default=2.0, ge=0, description="Seconds to exit after stdin is closed, before SIGTERM."
+    )
+    sigterm_grace: float = Field(
+        default=5.0, ge=0, description="Seconds to exit after SIGTERM, before SIGKILL."
+    )
+    stderr_tail_bytes: int = Field(
+        default=8192, ge=0, description="How much of the agent's stderr error frames quote."
+    )
+    descendant_poll_interval: float = Field(
+        default=1.0,
+        gt=0,
+        description="How often the agent's process tree is recorded, so that tool processes "
+        "that leave it are still killed at the end.",
+    )
+    single_turn: SingleTurnSettings = Field(
+        default_factory=SingleTurnSettings,
+        description="Used instead of `command` when the adapter runs one process per prompt.",
+    )

@@ -1,0 +1,462 @@
+"""Sans-IO translation of xcsh-family RPC events into DPS payloads.
+
+No I/O and no clock: an event goes in, payloads (and :class:`RunEnded` signals) come
+out. The translator knows which DPS turn is running; stream events outside a turn are
+dropped (the session would drop them anyway).
+
+Text and thinking blocks are numbered per DPS turn (one prompt can span several
+assistant messages, each with its own ``contentIndex`` from 0). Tool output deltas are
+computed from the agent's cumulative partial results. Usage is summed over the turn's
+assistant messages; the stop reason is the last assistant message's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rawp_adapter_process._wire import (
+    AgentEnd,
+    AgentStart,
+    AssistantMessageEvent,
+    AutoCompactionEnd,
+    AutoRetryEnd,
+    AutoRetryStart,
+    CompactionEnd,
+    CompactionResult,
+    ContentBlock,
+    ExtensionError,
+    MessageEnd,
+    MessageInfo,
+    MessageUpdate,
+    ToolCallInfo,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    ToolResult,
+    WireMessage,
+    decode_edit_details,
+)
+from rawp_adapters.frames import (
+    AgentError,
+    ClientPayload,
+    OutputType,
+    SessionCompacted,
+    SessionUsage,
+    StopReason,
+    TextDelta,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
+    ToolInvokeRequest,
+    ToolInvokeResult,
+    ToolInvokeStream,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """``agent_start``: a run of the agent loop began (its own, or a prompt's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    """``agent_end``: one run of the agent loop is over.
+
+    ``terminal`` is the agent's own word on whether it is now idle (omp's
+    ``isTerminal``); ``None`` when it does not say (pi, xcsh: ask ``get_state``).
+    """
+
+    terminal: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    """How the turn ended, from the last assistant message and the retries."""
+
+    stop_reason: StopReason
+    usage: SessionUsage | None
+    error: str | None
+    """The agent's error message when ``stop_reason`` is ``error``."""
+
+
+Signal = RunStarted | RunEnded
+Output = ClientPayload | Signal
+_RUN_STARTED = RunStarted()
+
+_RUN_EVENTS = (MessageUpdate, MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd)
+"""Events that belong to the run they happen in."""
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "toolUse": "end_turn",
+    "length": "max_tokens",
+    "error": "error",
+    "aborted": "cancelled",
+}
+
+_OUTPUT_TYPES: dict[str, OutputType] = {
+    "bash": "text",
+    "eval": "text",
+    "python": "text",
+    "grep": "text",
+    "read": "file_content",
+    "edit": "diff",
+    "write": "empty",
+    "ls": "file_list",
+    "find": "file_list",
+    "glob": "file_list",
+    "fetch": "web_content",
+    "web_fetch": "web_content",
+    "web_search": "web_content",
+    "browser": "web_content",
+    "task": "agent_result",
+}
+
+_PROBE_CHARS, _PROBE_TRIES = 64, 16
+"""How a rewritten tool output is matched against what was already sent."""
+
+
+def output_type_for(tool_name: str) -> OutputType:
+    """How to render the result of ``tool_name`` (``text`` for tools not listed)."""
+    return _OUTPUT_TYPES.get(tool_name, "text")
+
+
+def new_output(sent: str, current: str) -> str:
+    """The part of a cumulative tool output ``current`` not yet in ``sent``.
+
+    Agents may rewrite their partial output to keep only a tail window; then
+    ``current`` starts with a tail of ``sent``, found by its first line, and only what
+    follows that tail is new. Anything else counts as new output in full.
+    """
+    if current.startswith(sent):
+        return current[len(sent) :]
+    head = current[:_PROBE_CHARS]
+    newline = head.find("\n")
+    probe = head[: newline + 1] if newline >= 0 else head
+    end = len(sent)
+    for _ in range(_PROBE_TRIES):
+        at = sent.rfind(probe, 0, end)
+        if at < 0:
+            break
+        if current.startswith(sent[at:]):
+            return current[len(sent) - at :]
+        end = at + len(probe) - 1
+    return current
+
+
+def _text_of(content: list[ContentBlock]) -> str:
+    if len(content) == 1:
+        return content[0].text
+    return "\n".join(block.text for block in content if block.type == "text")
+
+
+class _Block:
+    __slots__ = ("index", "parts", "thinking")
+
+    def __init__(self, index: int, thinking: bool) -> None:
+        self.index = index
+        self.thinking = thinking
+        self.parts: list[str] = []
+
+
+class _ToolRun:
+    __slots__ = ("name", "sent")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.sent = ""
+
+
+class _UsageSum:
+    __slots__ = ("cache_read", "cache_write", "cost", "input", "output", "seen")
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.input = self.output = self.cache_read = self.cache_write = 0
+        self.cost = 0.0
+
+    def add(self, message: MessageInfo) -> None:
+        usage = message.usage
+        if usage is None:
+            return
+        self.seen = True
+        self.input += int(usage.input)
+        self.output += int(usage.output)
+        self.cache_read += int(usage.cacheRead)
+        self.cache_write += int(usage.cacheWrite)
+        if usage.cost is not None:
+            self.cost += usage.cost.total
+
+    def payload(self, turn_id: str) -> SessionUsage | None:
+        if not self.seen:
+            return None
+        return SessionUsage(
+            turn_id=turn_id,
+            input_tokens=self.input,
+            output_tokens=self.output,
+            cache_read_tokens=self.cache_read,
+            cache_write_tokens=self.cache_write,
+            cost_usd=self.cost,
+        )
+
+
+class Translator:
+    """xcsh/omp/pi RPC events of one session in, DPS payloads out."""
+
+    def __init__(self) -> None:
+        self._turn_id: str | None = None
+        self.run_active = False
+        """Between ``agent_start`` and ``agent_end``."""
+        self._foreign_run = False
+        """The active run began before this turn (an aborted turn's run ending late): its
+        events and its end are not this turn's."""
+        self._reset_turn()
+
+    def _reset_turn(self) -> None:
+        self._blocks: dict[int, _Block] = {}
+        self._next_index = 0
+        self._tools: dict[str, _ToolRun] = {}
+        self._announced: dict[str, ToolCallInfo] = {}
+        self._usage = _UsageSum()
+        self._stop: str | None = None
+        self._error: str | None = None
+        self._final_error: str | None = None
+        self._assistant_ends_in_run = 0
+        self._aborted = False
+
+    @property
+    def turn_id(self) -> str | None:
+        return self._turn_id
+
+    def begin_turn(self, turn_id: str) -> None:
+        self._reset_turn()
+        self._turn_id = turn_id
+        self._foreign_run = self.run_active
+
+    def note_abort(self) -> None:
+        """The turn was asked to stop: a plain or failed end then counts as cancelled."""
+        self._aborted = True
+
+    def finish_turn(self) -> TurnOutcome:
+        """End the running turn and say how it ended."""
+        turn_id = self._turn_id
+        assert turn_id is not None, "finish_turn() without a turn"
+        stop = _STOP_REASONS.get(self._stop or "stop", "end_turn")
+        if self._aborted and stop in ("end_turn", "error"):
+            stop = "cancelled"
+        error = None
+        if stop == "error":
+            error = self._final_error or self._error or "the agent reported an error"
+        outcome = TurnOutcome(stop, self._usage.payload(turn_id), error)
+        self._turn_id = None
+        self._reset_turn()
+        return outcome
+
+    def claim_announced_tool(self, tool_name: str) -> ToolCallInfo | None:
+        """The oldest tool call the model made that has not started yet (omp asks for
+        approval before ``tool_execution_start``, naming only the tool)."""
+        for call_id, call in self._announced.items():
+            if call.name == tool_name:
+                del self._announced[call_id]
+                return call
+        return None
+
+    def feed(self, event: WireMessage) -> list[Output]:
+        if self._foreign_run and isinstance(event, _RUN_EVENTS):
+            return []
+        match event:
+            case MessageUpdate():
+                return self._on_update(event.assistantMessageEvent)
+            case ToolExecutionUpdate():
+                return self._on_tool_update(event)
+            case MessageEnd():
+                return self._on_message_end(event.message)
+            case ToolExecutionStart():
+                return self._on_tool_start(event)
+            case ToolExecutionEnd():
+                return self._on_tool_end(event)
+            case AgentStart():
+                self._assistant_ends_in_run = 0
+                self.run_active = True
+                self._foreign_run = False
+                return [_RUN_STARTED]
+            case AgentEnd():
+                return self._on_agent_end(event)
+            case AutoRetryStart():
+                return [
+                    AgentError(
+                        severity="warning",
+                        error_code="AGENT_ERROR",
+                        message=f"the model call failed and is retried (attempt "
+                        f"{event.attempt}/{event.maxAttempts}): {event.errorMessage}",
+                    )
+                ]
+            case AutoRetryEnd():
+                if not event.success:
+                    self._final_error = event.finalError or "the retries failed"
+                return []
+            case AutoCompactionEnd():
+                return _compacted(event.result, event.aborted, event.errorMessage)
+            case CompactionEnd():
+                if event.reason == "manual":
+                    return []  # reported from the `compact` answer
+                return _compacted(event.result, event.aborted, event.errorMessage)
+            case ExtensionError():
+                return [
+                    AgentError(
+                        severity="warning",
+                        error_code="AGENT_ERROR",
+                        message=f"extension {event.extensionPath} failed in "
+                        f"{event.event}: {event.error}",
+                    )
+                ]
+            case _:
+                return []
+
+    # ------------------------------------------------------------ assistant text
+
+    def _on_update(self, event: AssistantMessageEvent) -> list[Output]:
+        turn_id = self._turn_id
+        if turn_id is None:
+            return []
+        kind = event.type
+        if kind == "text_delta" or kind == "thinking_delta":
+            if not event.delta:
+                return []
+            thinking = kind == "thinking_delta"
+            block = self._block(event.contentIndex, thinking)
+            block.parts.append(event.delta)
+            model = ThinkingDelta if thinking else TextDelta
+            return [model(turn_id=turn_id, index=block.index, text=event.delta)]
+        if kind == "text_start" or kind == "thinking_start":
+            self._block(event.contentIndex, kind == "thinking_start")
+            return []
+        if kind == "text_end" or kind == "thinking_end":
+            ended = self._blocks.pop(event.contentIndex, None)
+            if ended is None:
+                ended = _Block(self._take_index(), kind == "thinking_end")
+            text = event.content if event.content is not None else "".join(ended.parts)
+            return [_done(turn_id, ended, text)]
+        if kind == "toolcall_end" and event.toolCall is not None:
+            self._announced[event.toolCall.id] = event.toolCall
+        return []
+
+    def _block(self, content_index: int, thinking: bool) -> _Block:
+        block = self._blocks.get(content_index)
+        if block is None:
+            block = self._blocks[content_index] = _Block(self._take_index(), thinking)
+        return block
+
+    def _take_index(self) -> int:
+        index = self._next_index
+        self._next_index += 1
+        return index
+
+    def _on_message_end(self, message: MessageInfo) -> list[Output]:
+        if message.role != "assistant":
+            return []
+        self._assistant_ends_in_run += 1
+        self._note_assistant(message)
+        turn_id = self._turn_id
+        blocks, self._blocks = self._blocks, {}
+        if turn_id is None:
+            return []
+        self._usage.add(message)
+        # Blocks cut short (an abort) still get their done frame, with the text so far.
+        return [_done(turn_id, block, "".join(block.parts)) for block in blocks.values()]
+
+    def _note_assistant(self, message: MessageInfo) -> None:
+        self._stop = message.stopReason
+        self._error = message.errorMessage if message.stopReason == "error" else None
+
+    def _on_agent_end(self, event: AgentEnd) -> list[Output]:
+        self.run_active = False
+        if self._foreign_run:
+            self._foreign_run = False
+            return []
+        if self._assistant_ends_in_run == 0:
+            # The agent failed before streaming: the run's only trace is in agent_end.
+            for message in reversed(event.messages):
+                if message.role == "assistant":
+                    self._note_assistant(message)
+                    if self._turn_id is not None:
+                        self._usage.add(message)
+                    break
+        self._assistant_ends_in_run = 0
+        return [RunEnded(event.isTerminal)]
+
+    # ------------------------------------------------------------ tools
+
+    def _on_tool_start(self, event: ToolExecutionStart) -> list[Output]:
+        self._announced.pop(event.toolCallId, None)
+        if self._turn_id is None:
+            return []
+        self._tools[event.toolCallId] = _ToolRun(event.toolName)
+        return [
+            ToolInvokeRequest(
+                invocation_id=event.toolCallId,
+                tool_name=event.toolName,
+                input=event.args,
+                turn_id=self._turn_id,
+            )
+        ]
+
+    def _on_tool_update(self, event: ToolExecutionUpdate) -> list[Output]:
+        turn_id = self._turn_id
+        run = self._tools.get(event.toolCallId)
+        if turn_id is None or run is None or event.partialResult is None:
+            return []
+        current = _text_of(event.partialResult.content)
+        fresh = new_output(run.sent, current)
+        run.sent = current
+        if not fresh:
+            return []
+        return [ToolInvokeStream(invocation_id=event.toolCallId, output=fresh, turn_id=turn_id)]
+
+    def _on_tool_end(self, event: ToolExecutionEnd) -> list[Output]:
+        run = self._tools.pop(event.toolCallId, None)
+        if self._turn_id is None or run is None:
+            return []
+        name = run.name or event.toolName
+        result = event.result or ToolResult()
+        output_type = "text" if event.isError else output_type_for(name)
+        return [
+            ToolInvokeResult(
+                invocation_id=event.toolCallId,
+                output_type=output_type,
+                output=_result_output(output_type, result),
+                is_error=event.isError,
+                turn_id=self._turn_id,
+            )
+        ]
+
+
+def _done(turn_id: str, block: _Block, text: str) -> ClientPayload:
+    if block.thinking:
+        return ThinkingDone(turn_id=turn_id, index=block.index, text=text)
+    return TextDone(turn_id=turn_id, index=block.index, text=text)
+
+
+def _result_output(output_type: OutputType, result: ToolResult) -> str | None:
+    if output_type == "empty":
+        return None
+    if output_type == "diff":
+        diff = decode_edit_details(result.details).diff
+        if diff:
+            return diff
+    return _text_of(result.content)
+
+
+def _compacted(result: CompactionResult | None, aborted: bool, error: str | None) -> list[Output]:
+    if error:
+        return [
+            AgentError(
+                severity="warning",
+                error_code="AGENT_ERROR",
+                message=f"automatic compaction failed: {error}",
+            )
+        ]
+    if aborted or result is None:
+        return []
+    tokens = int(result.tokensBefore) if result.tokensBefore is not None else None
+    return [SessionCompacted(trigger="auto", tokens_before=tokens, summary=result.summary)]

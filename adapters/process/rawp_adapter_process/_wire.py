@@ -1,0 +1,295 @@
+"""The xcsh RPC wire: typed decoding of the agent's stdout lines, encoding of commands.
+
+Only the fields the adapter uses are declared; msgspec skips everything else without
+building it. That matters: every ``message_update`` repeats the whole partial message
+twice (~850 bytes around a 10-byte delta), and ``agent_end`` or ``get_state`` carry whole
+histories. Lines that start with ``{"type":"`` (every event the agent writes) are
+dispatched on that prefix, so event types the adapter ignores are never parsed at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+T = TypeVar("T", bound=msgspec.Struct)
+
+
+class WireError(ValueError):
+    """A stdout line that is not a JSON object of the shape its type promises."""
+
+
+# ----------------------------------------------------------------- shared shapes
+
+
+class ContentBlock(msgspec.Struct):
+    type: str = ""
+    text: str = ""
+
+
+class ToolCallInfo(msgspec.Struct):
+    id: str
+    name: str
+    arguments: dict[str, Any] = {}
+
+
+class AssistantMessageEvent(msgspec.Struct):
+    type: str
+    contentIndex: int = 0
+    delta: str = ""
+    content: str | None = None
+    toolCall: ToolCallInfo | None = None
+
+
+class Cost(msgspec.Struct):
+    total: float = 0.0
+
+
+class Usage(msgspec.Struct):
+    input: float = 0
+    output: float = 0
+    cacheRead: float = 0
+    cacheWrite: float = 0
+    cost: Cost | None = None
+
+
+class MessageInfo(msgspec.Struct):
+    role: str = ""
+    stopReason: str | None = None
+    errorMessage: str | None = None
+    usage: Usage | None = None
+
+
+class ToolResult(msgspec.Struct):
+    content: list[ContentBlock] = []
+    details: msgspec.Raw = msgspec.Raw()
+
+
+class CompactionResult(msgspec.Struct):
+    summary: str | None = None
+    tokensBefore: float | None = None
+
+
+class AgentState(msgspec.Struct):
+    isStreaming: bool = False
+
+
+class EditDetails(msgspec.Struct):
+    diff: str | None = None
+
+
+# ----------------------------------------------------------------- stdout messages
+
+
+class Ready(msgspec.Struct):
+    version: str | None = None
+
+
+class Response(msgspec.Struct):
+    id: str | None = None
+    command: str | None = None
+    success: bool = False
+    error: str | None = None
+    data: msgspec.Raw = msgspec.Raw()
+
+
+class UiRequest(msgspec.Struct):
+    id: str = ""
+    method: str = ""
+    title: str | None = None
+    message: str | None = None
+    options: list[str] | None = None
+    placeholder: str | None = None
+    prefill: str | None = None
+    timeout: float | None = None
+    targetId: str | None = None
+
+
+class SessionHeader(msgspec.Struct):
+    """First line of the one-shot JSON mode: the session the next run can resume."""
+
+    id: str | None = None
+
+
+class AgentStart(msgspec.Struct):
+    pass
+
+
+class AgentEnd(msgspec.Struct):
+    isTerminal: bool | None = None
+    messages: list[MessageInfo] = []
+
+
+class MessageUpdate(msgspec.Struct):
+    assistantMessageEvent: AssistantMessageEvent
+
+
+class MessageEnd(msgspec.Struct):
+    message: MessageInfo
+
+
+class ToolExecutionStart(msgspec.Struct):
+    toolCallId: str
+    toolName: str
+    args: dict[str, Any] = {}
+
+
+class ToolExecutionUpdate(msgspec.Struct):
+    toolCallId: str
+    toolName: str = ""
+    partialResult: ToolResult | None = None
+
+
+class ToolExecutionEnd(msgspec.Struct):
+    toolCallId: str
+    toolName: str = ""
+    result: ToolResult | None = None
+    isError: bool = False
+
+
+class AutoRetryStart(msgspec.Struct):
+    attempt: int = 0
+    maxAttempts: int = 0
+    errorMessage: str = ""
+
+
+class AutoRetryEnd(msgspec.Struct):
+    success: bool = False
+    attempt: int = 0
+    finalError: str | None = None
+
+
+class AutoCompactionEnd(msgspec.Struct):
+    """xcsh and omp: the end of an automatic compaction."""
+
+    result: CompactionResult | None = None
+    aborted: bool = False
+    errorMessage: str | None = None
+
+
+class CompactionEnd(msgspec.Struct):
+    """pi: the end of any compaction; ``reason`` is ``manual`` for the ``compact`` command."""
+
+    reason: str | None = None
+    result: CompactionResult | None = None
+    aborted: bool = False
+    errorMessage: str | None = None
+
+
+class ExtensionError(msgspec.Struct):
+    extensionPath: str = ""
+    event: str = ""
+    error: str = ""
+
+
+WireMessage = (
+    Ready
+    | Response
+    | UiRequest
+    | SessionHeader
+    | AgentStart
+    | AgentEnd
+    | MessageUpdate
+    | MessageEnd
+    | ToolExecutionStart
+    | ToolExecutionUpdate
+    | ToolExecutionEnd
+    | AutoRetryStart
+    | AutoRetryEnd
+    | AutoCompactionEnd
+    | CompactionEnd
+    | ExtensionError
+)
+
+_TYPES: dict[bytes, type[Any]] = {
+    b"message_update": MessageUpdate,
+    b"message_end": MessageEnd,
+    b"tool_execution_start": ToolExecutionStart,
+    b"tool_execution_update": ToolExecutionUpdate,
+    b"tool_execution_end": ToolExecutionEnd,
+    b"agent_start": AgentStart,
+    b"agent_end": AgentEnd,
+    b"response": Response,
+    b"extension_ui_request": UiRequest,
+    b"ready": Ready,
+    b"session": SessionHeader,
+    b"auto_retry_start": AutoRetryStart,
+    b"auto_retry_end": AutoRetryEnd,
+    b"auto_compaction_end": AutoCompactionEnd,
+    b"compaction_end": CompactionEnd,
+    b"extension_error": ExtensionError,
+}
+_DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
+    name: msgspec.json.Decoder(kind) for name, kind in _TYPES.items()
+}
+_TYPE_PREFIX = b'{"type":"'
+_TYPE_START = len(_TYPE_PREFIX)
+
+
+class _Head(msgspec.Struct):
+    type: str | None = None
+
+
+_head = msgspec.json.Decoder(_Head)
+_encode = msgspec.json.Encoder().encode
+
+
+def decode_line(line: bytes) -> WireMessage | None:
+    """The typed message of one stdout line; ``None`` for a type the adapter ignores.
+
+    Raises :class:`WireError` when the line is not a JSON object of its type's shape.
+    Invalid UTF-8 is replaced (U+FFFD) rather than losing the line.
+    """
+    try:
+        return _decode(line)
+    except UnicodeDecodeError:
+        try:
+            return _decode(line.decode("utf-8", "replace").encode())
+        except msgspec.DecodeError as exc:
+            raise WireError(str(exc)) from exc
+    except msgspec.DecodeError as exc:
+        raise WireError(str(exc)) from exc
+
+
+def _decode(line: bytes) -> WireMessage | None:
+    if line.startswith(_TYPE_PREFIX):
+        kind = line[_TYPE_START : line.find(b'"', _TYPE_START)]
+    else:
+        head = _head.decode(line).type
+        if head is None:
+            raise WireError("a JSON object without a string `type`")
+        kind = head.encode()
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        return None
+    message: WireMessage = decoder.decode(line)
+    return message
+
+
+def decode_state(data: msgspec.Raw) -> AgentState:
+    """The idle flag of a ``get_state`` answer."""
+    return _decode_raw(data, AgentState)
+
+
+def decode_compaction(data: msgspec.Raw) -> CompactionResult:
+    """The ``data`` of a ``compact`` answer."""
+    return _decode_raw(data, CompactionResult)
+
+
+def decode_edit_details(data: msgspec.Raw) -> EditDetails:
+    return _decode_raw(data, EditDetails)
+
+
+def _decode_raw(data: msgspec.Raw, kind: type[T]) -> T:
+    if not data:
+        return kind()
+    try:
+        return msgspec.json.decode(data, type=kind)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return kind()
+
+
+def encode_command(command: dict[str, Any]) -> bytes:
+    """One command line for the agent's stdin."""
+    return _encode(command) + b"\n"

@@ -1,0 +1,37 @@
+"""Shared helpers of the process adapter's tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import psutil
+from rawp_adapter_process import ProcessAdapter
+
+FAKES = Path(__file__).parent / "fakes"
+RPC_AGENT = FAKES / "rpc_agent.py"
+JSON_AGENT = FAKES / "json_agent.py"
+
+
+def fake_adapter(*flags: str, **settings: Any) -> ProcessAdapter:
+    """The adapter around ``fakes/rpc_agent.py`` started with ``flags``."""
+    return ProcessAdapter.from_settings(
+        {"command": [sys.executable, str(RPC_AGENT), *flags], "agent_name": "fake", **settings}
+    )
+
+
+def single_turn_adapter(**settings: Any) -> ProcessAdapter:
+    """The adapter in ``single_turn_process`` mode around ``fakes/json_agent.py``."""
+    return ProcessAdapter.from_settings(
+        {"single_turn": {"command": [sys.executable, str(JSON_AGENT)]}, **settings},
+        single_turn_process=True,
+    )
+
+
+def running(pid: int) -> bool:
+    """True while ``pid`` is a live process (a zombie counts as gone)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -1,0 +1,121 @@
+"""Command lines, environment and exit mapping of the agent process (sans-IO)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rawp_adapter_process import EXTENSION_PATH, ProcessSettings
+from rawp_adapter_process._launch import agent_env, check_workspace, rpc_argv, single_turn_argv
+from rawp_adapter_process._process import exit_status
+
+from rawp_adapters import StartFailed
+
+PARENT = {"PATH": "/bin", "HOME": "/home/u", "SECRET_KEY": "s", "RAWP_WORKSPACE_PATH": "/x"}
+
+
+def env_of(**settings: object) -> dict[str, str]:
+    return agent_env(
+        ProcessSettings.model_validate(settings),
+        session_id="sid",
+        workspace=Path("/srv/workspace"),
+        parent=PARENT,
+    )
+
+
+def test_the_parents_environment_is_inherited_by_default_and_rawp_variables_win() -> None:
+    env = env_of(env={"EXTRA": "1", "RAWP_SESSION_ID": "spoofed"})
+    assert env["SECRET_KEY"] == "s"
+    assert env["EXTRA"] == "1"
+    assert env["RAWP_SESSION_ID"] == "sid"
+    assert env["RAWP_WORKSPACE_PATH"] == "/srv/workspace"
+    assert env["RAWP_DPS_VERSION"] == "rawp-dps-1.0"
+
+
+def test_the_allowlist_policy_keeps_only_the_listed_variables() -> None:
+    env = env_of(env_policy="allowlist", env_allowlist=["PATH", "MISSING"], approval="none")
+    assert env == {
+        "PATH": "/bin",
+        "RAWP_SESSION_ID": "sid",
+        "RAWP_WORKSPACE_PATH": "/srv/workspace",
+        "RAWP_DPS_VERSION": "rawp-dps-1.0",
+    }
+
+
+def test_the_extension_learns_which_tools_to_gate_and_its_deadline() -> None:
+    env = env_of(permission_tools=["bash", "write"], interaction_timeout_ms=1000)
+    assert env["RAWP_PERMISSION_TOOLS"] == "bash,write"
+    assert env["RAWP_PERMISSION_TIMEOUT_MS"] == "6000"
+
+
+def test_the_default_command_is_xcsh_in_rpc_mode_with_the_permission_extension() -> None:
+    argv = rpc_argv(ProcessSettings(model="anthropic/claude", extra_args=["--no-session"]))
+    assert argv == [
+        "xcsh", "--mode", "rpc", "--model", "anthropic/claude",
+        "-e", str(EXTENSION_PATH), "--no-session",
+    ]  # fmt: skip
+    assert EXTENSION_PATH.is_file()
+
+
+@pytest.mark.parametrize(
+    ("settings", "approval_args"),
+    [
+        ({"approval": "omp-builtin"}, ["--approval-mode", "write"]),
+        ({"approval": "omp-builtin", "permission_tools": ["*"]}, ["--approval-mode", "always-ask"]),
+        ({"approval": "none"}, []),
+        ({"permission_tools": []}, []),
+    ],
+    ids=["omp-write", "omp-all", "none", "no-tools"],
+)
+def test_the_approval_source_decides_the_approval_arguments(
+    settings: dict[str, object], approval_args: list[str]
+) -> None:
+    argv = rpc_argv(ProcessSettings.model_validate({"command": ["omp"], **settings}))
+    assert argv == ["omp", *approval_args]
+
+
+def test_a_single_turn_command_resumes_the_agents_session_after_the_first_prompt() -> None:
+    settings = ProcessSettings.model_validate(
+        {"provider": "p", "single_turn": {"command": ["pi", "--mode", "json"]}}
+    )
+    assert single_turn_argv(settings, prompt="hi {x}", resume=None) == [
+        "pi", "--mode", "json", "--provider", "p", "hi {x}",
+    ]  # fmt: skip
+    assert single_turn_argv(settings, prompt="again", resume="s-1") == [
+        "pi", "--mode", "json", "--provider", "p", "--session", "s-1", "again",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("workspace", ["relative/dir", "/no/such/dir"])
+def test_the_workspace_must_be_an_existing_absolute_directory(workspace: str) -> None:
+    with pytest.raises(StartFailed, match="existing absolute directory"):
+        check_workspace(Path(workspace))
+
+
+@pytest.mark.parametrize(
+    ("returncode", "exit_code", "signal", "error_code"),
+    [
+        (0, 0, None, None),
+        (1, 1, None, "PROCESS_EXIT"),
+        (127, 127, None, "PROCESS_EXIT"),
+        (128, 128, None, "PROCESS_EXIT"),
+        (130, 130, "SIGINT", "SIGNAL_EXIT"),
+        (143, 143, "SIGTERM", "SIGNAL_EXIT"),
+        (255, 255, None, "PROCESS_EXIT"),
+        (-9, None, "SIGKILL", "SIGNAL_EXIT"),
+        (-15, None, "SIGTERM", "SIGNAL_EXIT"),
+    ],
+)
+def test_exit_codes_and_signals_map_to_rule_5(
+    returncode: int, exit_code: int | None, signal: str | None, error_code: str | None
+) -> None:
+    status = exit_status(returncode)
+    assert (status.exit_code, status.signal) == (exit_code, signal)
+    error = status.error(stderr_tail="tail")
+    if error_code is None:
+        assert error is None
+    else:
+        assert error is not None
+        assert (error.severity, error.error_code) == ("fatal", error_code)
+        assert (error.exit_code, error.signal, error.stderr_tail) == (exit_code, signal, "tail")
+        assert (signal or str(returncode)) in error.message

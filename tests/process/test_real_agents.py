@@ -1,0 +1,270 @@
+"""The process adapter against the real agents: omp 18.2.3 (Bun) and pi 0.73.1 (Node).
+
+Both run offline against the scripted LLM of ``tests/support/llm_openai.py`` (one
+server per module); ``scripts/install-peers`` installs them. Every frame stream is
+checked against the DPS invariants when its session ends (``drive``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from rawp_adapter_process import ProcessAdapter
+
+from rawp_adapters.frames import (
+    AgentErrorFrame,
+    InteractionRequestFrame,
+    SessionCapabilitiesFrame,
+    SessionCompactedFrame,
+    ToolInvokeRequestFrame,
+    ToolInvokeResultFrame,
+    ToolInvokeStreamFrame,
+)
+from rawp_adapters.testing import (
+    SessionDriver,
+    allow_all,
+    deny_all,
+    drive,
+    never_answer,
+    run_conformance,
+)
+from tests.process.helpers import running
+from tests.support.llm_openai import DEFAULT_TEXT, SUMMARY_TEXT, ScriptedOpenAI
+from tests.support.peers import PEER_NAMES, PeerName, make_peer, peer_available
+
+pytestmark = [pytest.mark.anyio, pytest.mark.peers]
+
+PEERS = [
+    pytest.param(
+        name,
+        marks=pytest.mark.skipif(
+            not peer_available(name),
+            reason=f"{name} is not installed: run scripts/install-peers",
+        ),
+    )
+    for name in PEER_NAMES
+]
+TIMEOUT = 60.0
+"""Bound of every wait on a real agent (a cold start under load takes a few seconds)."""
+BACKGROUND_SLEEP = "RUN_BASH sh -c 'sleep 300 >/dev/null 2>&1 & echo $!'"
+"""A tool call that leaves an orphaned process behind and says its pid."""
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+
+
+def peer_adapter(
+    name: PeerName, llm: ScriptedOpenAI, home: Path, **settings: Any
+) -> tuple[ProcessAdapter, Path]:
+    """The adapter running an isolated ``name`` against ``llm``, and its workspace."""
+    peer = make_peer(name, llm_base_url=llm.base_url, home=home)
+    adapter = ProcessAdapter.from_settings(
+        {
+            "command": peer.argv,
+            "agent_name": name,
+            "env_policy": "allowlist",
+            "env_allowlist": [],
+            "env": peer.env,
+            **settings,
+        }
+    )
+    return adapter, peer.cwd
+
+
+def agent_pid(session_id: str) -> int:
+    """The pid of the agent process of that session (our child marked with its id)."""
+    for child in psutil.Process().children():
+        try:
+            if child.environ().get("RAWP_SESSION_ID") == session_id:
+                return child.pid
+        except psutil.Error:
+            continue
+    raise AssertionError(f"no agent process for session {session_id}")
+
+
+def tool_output(frames: list[Any]) -> str:
+    (result,) = [f for f in frames if isinstance(f, ToolInvokeResultFrame)]
+    output: str = result.payload.output
+    return output
+
+
+def started_pid(frames: list[Any]) -> int:
+    match = re.search(r"\d+", tool_output(frames))
+    assert match is not None
+    return int(match.group())
+
+
+async def stream_then(d: SessionDriver, text: str) -> str:
+    """Start a prompt and return its turn id once it is streaming text."""
+    start = await d.start_prompt(text)
+    turn_id = start.payload.turn_id
+    await d.wait_for("agent.text.delta", where=lambda f: f.payload.turn_id == turn_id)
+    return turn_id
+
+
+@pytest.mark.parametrize("name", PEERS)
+async def test_text_bash_and_read_turns_then_an_end_that_leaves_no_tool_process(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    (workspace / "notes.txt").write_text("line one of notes\n", encoding="utf-8")
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        text = await d.prompt("Say hello.")
+        bash = await d.prompt("RUN_BASH echo hi")
+        read = await d.prompt("READ_FILE notes.txt")
+        background = await d.prompt(BACKGROUND_SLEEP)
+        sleeper = started_pid(background.frames)
+        assert running(sleeper)
+        closed = await d.end()
+
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    assert caps.payload.agent is not None
+    assert (caps.payload.agent.name, caps.payload.adapter_type) == (name, "process")
+    assert text.text == DEFAULT_TEXT
+    assert text.stop_reason == "end_turn"
+    (usage,) = text.of_type("session.usage")
+    assert usage.payload.input_tokens == 100
+
+    (request,) = bash.of_type(ToolInvokeRequestFrame)
+    assert (request.payload.tool_name, request.payload.input) == ("bash", {"command": "echo hi"})
+    (permission,) = bash.of_type(InteractionRequestFrame)
+    assert permission.payload.interaction_type == "PERMISSION"
+    assert permission.payload.context.tool_name == "bash"
+    assert permission.payload.context.tool_call_id == request.payload.invocation_id
+    assert "".join(f.payload.output for f in bash.of_type(ToolInvokeStreamFrame)).startswith("hi")
+    (result,) = bash.of_type(ToolInvokeResultFrame)
+    assert (result.payload.output_type, result.payload.is_error) == ("text", False)
+    assert result.payload.output.startswith("hi\n")
+
+    assert not read.of_type(InteractionRequestFrame)
+    (read_result,) = read.of_type(ToolInvokeResultFrame)
+    assert read_result.payload.output_type == "file_content"
+    assert "line one of notes" in read_result.payload.output
+
+    assert (closed.payload.reason, closed.payload.exit_code) == ("explicit", 0)
+    assert not running(sleeper)
+
+
+@pytest.mark.parametrize("name", PEERS)
+async def test_a_permission_lets_the_tool_run_only_on_an_explicit_allow(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path, interaction_timeout_ms=1000)
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        allowed = await d.prompt("RUN_BASH echo allowed > allowed.txt")
+        d.policy = deny_all
+        denied = await d.prompt("RUN_BASH echo denied > denied.txt")
+        d.policy = never_answer
+        timed_out = await d.prompt("RUN_BASH echo late > late.txt")
+
+    for turn in (allowed, denied, timed_out):
+        (request,) = turn.of_type(InteractionRequestFrame)
+        assert request.payload.context.tool_name == "bash"
+        assert turn.stop_reason == "end_turn"
+    assert not allowed.of_type(ToolInvokeResultFrame)[0].payload.is_error
+    assert denied.of_type(ToolInvokeResultFrame)[0].payload.is_error
+    assert timed_out.of_type(ToolInvokeResultFrame)[0].payload.is_error
+    assert (workspace / "allowed.txt").read_text() == "allowed\n"
+    assert not (workspace / "denied.txt").exists()
+    assert not (workspace / "late.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param("omp", marks=PEERS[PEER_NAMES.index("omp")].marks)],
+)
+async def test_omps_builtin_approval_mode_asks_for_permission(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path, approval="omp-builtin")
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        allowed = await d.prompt("RUN_BASH echo approved > approved.txt")
+        d.policy = deny_all
+        denied = await d.prompt("RUN_BASH echo refused > refused.txt")
+
+    (request,) = allowed.of_type(InteractionRequestFrame)
+    (call,) = allowed.of_type(ToolInvokeRequestFrame)
+    assert request.payload.interaction_type == "PERMISSION"
+    assert request.payload.context.tool_name == "bash"
+    assert request.payload.context.tool_call_id == call.payload.invocation_id
+    assert request.payload.context.tool_input == {"command": "echo approved > approved.txt"}
+    assert (workspace / "approved.txt").read_text() == "approved\n"
+    assert denied.of_type(ToolInvokeResultFrame)[0].payload.is_error
+    assert not (workspace / "refused.txt").exists()
+
+
+@pytest.mark.parametrize("name", PEERS)
+async def test_abort_mid_stream_then_compaction_and_the_session_goes_on(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        early = await d.start_prompt("SLOW_STREAM 200 50")
+        await d.send(d.control.abort(early.payload.turn_id))
+        aborted_early = await d.wait_turn(early.payload.turn_id, timeout=10)
+        turn_id = await stream_then(d, "SLOW_STREAM 200 50")
+        await d.send(d.control.abort(turn_id))
+        aborted = await d.wait_turn(turn_id, timeout=10)
+        mark = len(d.frames)
+        await d.send(d.control.compact())
+        compacted = await d.wait_for(SessionCompactedFrame, after=mark)
+        after = await d.prompt("Say hello.")
+
+    assert aborted_early.stop_reason == aborted.stop_reason == "cancelled"
+    assert len(aborted.of_type("agent.text.delta")) < 200
+    assert not d.of_type(AgentErrorFrame)
+    assert compacted.payload.trigger == "manual"
+    assert compacted.payload.summary is not None
+    assert SUMMARY_TEXT.splitlines()[0] in compacted.payload.summary
+    assert after.text == DEFAULT_TEXT
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+@pytest.mark.parametrize("name", PEERS)
+async def test_a_signal_mid_stream_ends_turn_and_session_and_kills_the_tools(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path, sig: signal.Signals
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        sleeper = started_pid((await d.prompt(BACKGROUND_SLEEP)).frames)
+        turn_id = await stream_then(d, "SLOW_STREAM 200 50")
+        os.kill(agent_pid(d.session.session_id), sig)
+        turn = await d.wait_turn(turn_id)
+        closed = await d.closed()
+
+    (error,) = turn.of_type(AgentErrorFrame)
+    assert (error.payload.severity, error.payload.error_code) == ("fatal", "SIGNAL_EXIT")
+    assert error.payload.signal == sig.name
+    assert turn.stop_reason == "error"
+    assert closed.payload.reason == "agent_exit"
+    assert closed.payload.signal == sig.name
+    assert closed.payload.exit_code == (143 if sig == signal.SIGTERM else None)
+    assert not running(sleeper)
+
+
+@pytest.mark.parametrize("name", PEERS)
+async def test_the_adapter_with_a_real_agent_passes_the_conformance_run(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    runs = itertools.count()
+
+    def make_adapter() -> ProcessAdapter:
+        adapter, _ = peer_adapter(name, llm, tmp_path / f"run-{next(runs)}")
+        return adapter
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    await run_conformance(
+        make_adapter, workspace=workspace, long_prompt="SLOW_STREAM 200 50", timeout=TIMEOUT
+    )
