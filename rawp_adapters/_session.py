@@ -62,6 +62,8 @@ from rawp_adapters._frames import (
     SessionError,
     SessionErrorCode,
     StopReason,
+    ToolInvokeRequest,
+    ToolInvokeResult,
     TurnEnd,
     TurnStart,
     UnknownFrame,
@@ -87,8 +89,11 @@ class SessionOptions:
     """Bound on the adapter's own shutdown."""
 
 
+UNFINISHED_TOOL_OUTPUT = "The turn ended before this tool call finished."
+
+
 class _ActiveTurn:
-    __slots__ = ("aborting", "ended", "forced", "scope", "turn")
+    __slots__ = ("aborting", "ended", "forced", "running_tools", "scope", "turn")
 
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
@@ -96,6 +101,8 @@ class _ActiveTurn:
         self.ended = anyio.Event()
         self.aborting = False
         self.forced: tuple[AgentError | None, StopReason] | None = None
+        self.running_tools: dict[str, None] = {}
+        """Tool calls of this turn with no result yet, in the order they started."""
 
 
 class Session:
@@ -413,6 +420,16 @@ class Session:
     ) -> None:
         if active.ended.is_set():
             return
+        for invocation_id in list(active.running_tools):
+            self._put(
+                ToolInvokeResult(
+                    invocation_id=invocation_id,
+                    output_type="text",
+                    output=UNFINISHED_TOOL_OUTPUT,
+                    is_error=True,
+                    turn_id=active.turn.turn_id,
+                )
+            )
         if error is not None:
             self._put(error)
         usage = result.usage if result is not None else None
@@ -494,16 +511,21 @@ class Session:
         if not self._ready:
             self._early.append(payload)
             return
+        active = self._turn
         turn_id = getattr(payload, "turn_id", None)
-        if turn_id is not None and not isinstance(payload, TurnEnd | TurnStart):
-            active = self._turn
-            if active is None or active.turn.turn_id != turn_id or active.ended.is_set():
-                self._log.debug(
-                    "stale frame of a finished turn dropped",
-                    turn_id=turn_id,
-                    payload=type(payload).__name__,
-                )
-                return
+        stale = active is None or active.turn.turn_id != turn_id or active.ended.is_set()
+        if turn_id is not None and stale and not isinstance(payload, TurnEnd | TurnStart):
+            self._log.debug(
+                "stale frame of a finished turn dropped",
+                turn_id=turn_id,
+                payload=type(payload).__name__,
+            )
+            return
+        if active is not None:
+            if isinstance(payload, ToolInvokeRequest):
+                active.running_tools[payload.invocation_id] = None
+            elif isinstance(payload, ToolInvokeResult):
+                active.running_tools.pop(payload.invocation_id, None)
         self._seq += 1
         # Validated construction is faster than model_construct (pydantic-core does it).
         frame_class: Any = FRAME_CLASS_BY_PAYLOAD[type(payload)]

@@ -104,6 +104,10 @@ class _Checker:
             self.fail("turn-pairing", index, f"end of {payload.turn_id}, open: {self.open_turn}")
         if payload.stop_reason == "error" and not self.turn_has_error:
             self.fail("error-before-end", index, "stop_reason error without agent.error first")
+        for invocation_id in sorted(self.tools_open):
+            self.fail("tool-pairing", index, f"tool call {invocation_id} has no result at turn end")
+        self.tools_done |= self.tools_open
+        self.tools_open.clear()
         for interaction_id, turn in list(self.open_interactions.items()):
             if turn == payload.turn_id:
                 del self.open_interactions[interaction_id]

@@ -152,6 +152,14 @@ def test_tool_output_for_a_call_that_is_not_running_is_caught() -> None:
     assert "tool-pairing" in rules(stream(CAPS, out, CLOSED))
 
 
+def test_a_tool_call_left_without_a_result_at_turn_end_is_caught() -> None:
+    req = (
+        "tool.invoke.request",
+        {"invocation_id": "c1", "tool_name": "bash", "input": {}, "turn_id": "t1"},
+    )
+    assert "tool-pairing" in rules(stream(CAPS, START, req, END, CLOSED))
+
+
 def test_two_results_for_one_tool_call_are_caught() -> None:
     req = ("tool.invoke.request", {"invocation_id": "c1", "tool_name": "bash", "input": {}})
     res = ("tool.invoke.result", {"invocation_id": "c1", "output_type": "text"})

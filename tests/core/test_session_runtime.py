@@ -29,6 +29,9 @@ from rawp_adapters.frames import (
     SessionClosedFrame,
     SessionErrorFrame,
     TextDelta,
+    ToolInvokeRequest,
+    ToolInvokeResult,
+    ToolInvokeResultFrame,
     TurnEndFrame,
 )
 from rawp_adapters.testing import Reply, allow_all, drive, never_answer
@@ -436,6 +439,31 @@ async def test_frames_of_a_finished_turn_are_dropped(tmp_path: Path) -> None:
         await adapter.ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text="stale"))
         assert (await d.prompt("again")).text == "Hello"
     assert "stale" not in "".join(f.payload.text for f in d.frames if f.type == "agent.text.delta")
+
+
+async def test_a_tool_call_still_running_when_its_turn_ends_gets_an_error_result_first(
+    tmp_path: Path,
+) -> None:
+    async def crash_mid_tool(turn: Turn, ctx: SessionContext) -> TurnResult:
+        for call in ("c1", "c2"):
+            await ctx.emit(
+                ToolInvokeRequest(
+                    invocation_id=call, tool_name="bash", input={}, turn_id=turn.turn_id
+                )
+            )
+        await ctx.emit(
+            ToolInvokeResult(invocation_id="c1", output_type="text", turn_id=turn.turn_id)
+        )
+        raise RuntimeError("died while c2 ran")
+
+    async with drive(ScriptedAdapter(crash_mid_tool), workspace=tmp_path) as d:
+        turn = await d.prompt("run tools")
+    types = [f.type for f in turn.frames if f.type != "agent.state.changed"]
+    assert types[-3:] == ["tool.invoke.result", "agent.error", "session.turn.end"]
+    results = turn.of_type(ToolInvokeResultFrame)
+    assert [r.payload.invocation_id for r in results] == ["c1", "c2"]
+    assert results[1].payload.is_error
+    assert "ended before" in results[1].payload.output
 
 
 async def test_a_slow_host_loses_nothing_and_seq_stays_contiguous(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from rawp_adapter_sdk import (
     ToolStart,
     Usage,
 )
-from rawp_adapter_sdk._translate import UNFINISHED_TOOL_OUTPUT, TurnTranslator
+from rawp_adapter_sdk._translate import TurnTranslator
 
 from rawp_adapters.frames import (
     SessionUsage,
@@ -71,7 +71,7 @@ def test_each_event_becomes_its_payload_with_the_turn_id() -> None:
     assert t.finish() == []
 
 
-def test_finishing_completes_open_blocks_and_ends_running_tool_calls_as_errors() -> None:
+def test_finishing_completes_open_blocks_and_leaves_running_tool_calls_to_the_runtime() -> None:
     t = TurnTranslator("turn-1")
     for event in (
         TextDelta(0, "Hel"),
@@ -80,12 +80,9 @@ def test_finishing_completes_open_blocks_and_ends_running_tool_calls_as_errors()
         ToolStart("call-1", "Bash", {}),
     ):
         t.translate(event)
-    done_text, done_thinking, result = t.finish()
+    done_text, done_thinking = t.finish()
     assert done_text == TextDonePayload(turn_id="turn-1", index=0, text="Hello")
     assert done_thinking == ThinkingDonePayload(turn_id="turn-1", index=1, text="th")
-    assert isinstance(result, ToolInvokeResult)
-    assert result.is_error
-    assert result.output == UNFINISHED_TOOL_OUTPUT
     assert t.finish() == []
 
 

@@ -35,8 +35,6 @@ from rawp_adapters.frames import TextDone as TextDonePayload
 from rawp_adapters.frames import ThinkingDelta as ThinkingDeltaPayload
 from rawp_adapters.frames import ThinkingDone as ThinkingDonePayload
 
-UNFINISHED_TOOL_OUTPUT = "The turn ended before this tool call finished."
-
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
@@ -132,7 +130,8 @@ class TurnTranslator:
         return self._drop()
 
     def finish(self) -> list[ClientPayload]:
-        """Payloads that complete the turn: done for open blocks, results for open calls."""
+        """Payloads that complete the turn: done for open blocks. (Tool calls still running
+        get their error result from the session runtime, as for every adapter.)"""
         payloads: list[ClientPayload] = []
         for index, block in sorted(self._blocks.items()):
             text = "".join(block.parts)
@@ -145,16 +144,6 @@ class TurnTranslator:
             else:
                 payloads.append(TextDonePayload(turn_id=self.turn_id, index=index, text=text))
         self._blocks.clear()
-        for call_id in sorted(self._tools_running):
-            payloads.append(
-                ToolInvokeResult(
-                    invocation_id=call_id,
-                    output_type="text",
-                    output=UNFINISHED_TOOL_OUTPUT,
-                    is_error=True,
-                    turn_id=self.turn_id,
-                )
-            )
         self._tools_done |= self._tools_running
         self._tools_running.clear()
         return payloads
