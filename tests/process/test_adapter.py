@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 import anyio
+import psutil
 import pytest
 from rawp_adapter_process import ProcessAdapter
 
@@ -39,6 +41,21 @@ async def test_a_missing_binary_fails_the_start_with_spawn_failed(tmp_path: Path
     assert error.payload.severity == "fatal"
     assert "no-such-agent" in error.payload.message
     assert closed.payload.reason == "error"
+
+
+async def test_an_agent_that_cannot_be_guarded_fails_the_start_and_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adapter = fake_adapter()
+    # The agent's command is already set: only the guard's interpreter is missing.
+    monkeypatch.setattr(sys, "executable", sys.executable + "-missing-interpreter")
+    async with drive(adapter, workspace=tmp_path) as d:
+        closed = await d.closed()
+    (error,) = d.of_type(AgentErrorFrame)
+    assert error.payload.error_code == "SPAWN_FAILED"
+    assert "parent-death guard" in error.payload.message
+    assert closed.payload.reason == "error"
+    assert psutil.Process().children(recursive=True) == []
 
 
 async def test_an_agent_that_exits_before_ready_fails_with_its_stderr_tail(

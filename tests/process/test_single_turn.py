@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from rawp_adapters.frames import AgentErrorFrame, SessionErrorFrame
@@ -52,6 +54,24 @@ async def test_a_failing_process_ends_its_turn_with_an_error_and_the_session_goe
     assert (error.payload.error_code, error.payload.exit_code) == ("PROCESS_EXIT", 4)
     assert error.payload.severity == "error"
     assert error.payload.stderr_tail == "the model is not configured"
+    assert failed.stop_reason == "error"
+    assert after.stop_reason == "end_turn"
+
+
+async def test_a_process_that_cannot_be_guarded_fails_its_turn_and_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adapter = single_turn_adapter()
+    async with drive(adapter, workspace=tmp_path) as d:
+        # The agent's command is already set: only the guard's interpreter is missing.
+        monkeypatch.setattr(sys, "executable", sys.executable + "-missing-interpreter")
+        failed = await d.prompt("hello")
+        assert psutil.Process().children(recursive=True) == []
+        monkeypatch.undo()
+        after = await d.prompt("hello")
+    (error,) = failed.of_type(AgentErrorFrame)
+    assert error.payload.error_code == "SPAWN_FAILED"
+    assert "parent-death guard" in error.payload.message
     assert failed.stop_reason == "error"
     assert after.stop_reason == "end_turn"
 

@@ -28,7 +28,6 @@ from rawp_adapters.frames import (
     ToolInvokeResultFrame,
 )
 from rawp_adapters.testing import Policy, SessionDriver, allow_all, deny_all, drive, never_answer
-from tests.sdk.processes import alive, wait_gone
 from tests.support.claude import claude_env, claude_sdk_available
 from tests.support.llm_anthropic import (
     DEFAULT_TEXT,
@@ -38,6 +37,7 @@ from tests.support.llm_anthropic import (
     last_user_text,
     tool_results,
 )
+from tests.support.processes import alive, wait_gone
 
 pytestmark = [
     pytest.mark.anyio,

@@ -5,7 +5,10 @@ processes in sessions of their own, so killing the group misses them; the proces
 tree is therefore recorded with psutil while the agent runs, and every process that
 carries this session's ``RAWP_SESSION_ID`` in its environment is found again at the
 end. Termination: close stdin, short grace, SIGTERM to the group, grace, SIGKILL,
-then kill every recorded or marked process and confirm that nothing is left.
+then kill every recorded or marked process and confirm that nothing is left. A
+:class:`~rawp_adapters.processes.ParentDeathGuard` does the same killing should the
+host die without closing the session (pi leaves its tool processes running when its
+stdin closes).
 """
 
 from __future__ import annotations
@@ -25,12 +28,18 @@ import psutil
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters.frames import AgentError, Severity
+from rawp_adapters.processes import (
+    CREATED_SLACK_S,
+    GuardError,
+    Marker,
+    ParentDeathGuard,
+    kill_and_wait,
+    marked_processes,
+    running,
+)
 
 _KILL_WAIT = 2.0
 """Seconds for SIGKILLed processes to disappear before they are reported as left over."""
-_POLL = 0.02
-_CREATED_SLACK = 1.0
-"""Seconds before the agent's start that still count when looking for marked processes."""
 
 
 class AgentWriteError(Exception):
@@ -92,13 +101,6 @@ def _signal_name(number: int) -> str | None:
         return None
 
 
-def _alive(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
 class _Tail:
     """The last ``limit`` bytes of a stream."""
 
@@ -125,7 +127,7 @@ class AgentProcess:
         self,
         process: anyio.abc.Process,
         *,
-        marker: tuple[str, str],
+        marker: Marker,
         stderr_tail_bytes: int,
         log: BoundLogger,
     ) -> None:
@@ -136,6 +138,7 @@ class AgentProcess:
         self._write_lock = anyio.Lock()
         self._stdin_closed = False
         self._recorded: dict[int, psutil.Process] = {}
+        self._guard: ParentDeathGuard | None = None
         try:
             self._root: psutil.Process | None = psutil.Process(process.pid)
             self._started_at = self._root.create_time()
@@ -150,7 +153,7 @@ class AgentProcess:
         *,
         cwd: Path,
         env: Mapping[str, str],
-        marker: tuple[str, str],
+        marker: Marker,
         stderr_tail_bytes: int,
         log: BoundLogger,
     ) -> AgentProcess:
@@ -169,6 +172,16 @@ class AgentProcess:
     @property
     def pid(self) -> int:
         return self._process.pid
+
+    async def start_guard(self) -> None:
+        """Start the watchdog that kills the agent's tree and the marked processes if
+        this host dies first; raises ``GuardError`` when it cannot start."""
+        try:
+            self._guard = await ParentDeathGuard.start(self.pid, marker=self._marker)
+        except psutil.NoSuchProcess:
+            self._log.info("the agent exited before it could be guarded")
+        except OSError as exc:
+            raise GuardError(f"cannot start the parent-death guard: {exc}") from exc
 
     @property
     def returncode(self) -> int | None:
@@ -233,7 +246,7 @@ class AgentProcess:
 
     def _scan_tree(self, known: list[psutil.Process]) -> tuple[list[psutil.Process], list[int]]:
         """The agent's descendants now, and which known ones are gone."""
-        gone = [proc.pid for proc in known if not _alive(proc)]
+        gone = [proc.pid for proc in known if not running(proc)]
         if self._root is None:
             return [], gone
         try:
@@ -269,25 +282,25 @@ class AgentProcess:
     async def kill_leftovers(self) -> None:
         """Kill every recorded descendant and every process marked with this session,
         then confirm they are gone."""
-        marked = await anyio.to_thread.run_sync(self._marked_processes)
-        leftovers = {proc.pid: proc for proc in self._recorded.values() if _alive(proc)}
+        since = self._started_at - CREATED_SLACK_S
+        marked = await anyio.to_thread.run_sync(
+            lambda: marked_processes(self._marker, created_after=since)
+        )
+        leftovers = {proc.pid: proc for proc in self._recorded.values() if running(proc)}
         leftovers.update((proc.pid, proc) for proc in marked)
         self._recorded.clear()
         if not leftovers:
             return
         self._log.info("killing processes the agent left behind", pids=sorted(leftovers))
-        for proc in leftovers.values():
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-        with anyio.move_on_after(_KILL_WAIT):
-            while any(_alive(proc) for proc in leftovers.values()):  # noqa: ASYNC110 - no event to wait on
-                await anyio.sleep(_POLL)
-        survivors = sorted(pid for pid, proc in leftovers.items() if _alive(proc))
+        survivors = await kill_and_wait(list(leftovers.values()), timeout=_KILL_WAIT)
         if survivors:
             self._log.error("processes survived SIGKILL", pids=survivors)
 
     async def release(self) -> None:
-        """Close our ends of the pipes (after the agent is gone)."""
+        """Stand the guard down and close our ends of the pipes (after the agent is gone)."""
+        if self._guard is not None:
+            guard, self._guard = self._guard, None
+            await guard.release(self._log)
         with anyio.move_on_after(_KILL_WAIT):
             await self._process.aclose()
 
@@ -299,18 +312,3 @@ class AgentProcess:
         with anyio.move_on_after(seconds):
             await self._process.wait()
         return self._process.returncode is not None
-
-    def _marked_processes(self) -> list[psutil.Process]:
-        key, value = self._marker
-        me = os.getpid()
-        since = self._started_at - _CREATED_SLACK
-        found = []
-        for proc in psutil.process_iter(["create_time"]):
-            if proc.pid == me or (proc.info["create_time"] or 0) < since:
-                continue
-            try:
-                if proc.environ().get(key) == value and _alive(proc):
-                    found.append(proc)
-            except psutil.Error:
-                continue
-        return found

@@ -45,6 +45,7 @@ from rawp_adapters import (
     TurnResult,
 )
 from rawp_adapters.frames import AgentError, SessionCompacted, TokenUsage
+from rawp_adapters.processes import GuardError
 
 _STDOUT_DRAIN = 2.0
 """Seconds without a new line after which the rest of stdout is given up once the agent
@@ -106,6 +107,7 @@ class RpcAgent:
         self._closing = False
         self._aborted_last = False
         """The last turn was aborted: a run the agent starts now is that prompt's, late."""
+        self._guard_error: GuardError | None = None
         self.version: str | None = None
 
     # ------------------------------------------------------------ start
@@ -144,8 +146,14 @@ class RpcAgent:
         )
         if settings.ready_probe != "ready-frame":
             self._background(self._probe_state, "ready probe")
-        with anyio.move_on_after(settings.ready_timeout):
-            await self._ready_or_gone.wait()
+        async with anyio.create_task_group() as tg:
+            # The guard starts while the agent gets ready: the session's start waits
+            # for the slower of the two, not for both in turn.
+            tg.start_soon(self._start_guard, process)
+            with anyio.move_on_after(settings.ready_timeout):
+                await self._ready_or_gone.wait()
+        if self._guard_error is not None:
+            raise StartFailed.of(f"cannot guard the agent: {self._guard_error}")
         if self._ready:
             return
         if self._exit is not None:
@@ -159,6 +167,12 @@ class RpcAgent:
             f"the agent was not ready within {settings.ready_timeout:g} s",
             stderr_tail=process.stderr_tail(),
         )
+
+    async def _start_guard(self, process: AgentProcess) -> None:
+        try:
+            await process.start_guard()
+        except GuardError as exc:
+            self._guard_error = exc
 
     def _background(self, func: Callable[[], Awaitable[object]], what: str) -> None:
         async def guarded() -> None:

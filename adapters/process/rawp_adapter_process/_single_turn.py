@@ -26,6 +26,7 @@ from rawp_adapter_process._translate import RunEnded, RunStarted, Translator
 from rawp_adapter_process._wire import SessionHeader, WireMessage
 from rawp_adapters import AgentFailure, CloseResult, SessionContext, Turn, TurnResult
 from rawp_adapters.frames import TokenUsage
+from rawp_adapters.processes import GuardError
 
 _STDOUT_DRAIN = 2.0
 """Seconds without a new line after which the rest of stdout is given up once the agent
@@ -70,7 +71,11 @@ class SingleTurnAgent:
             ) from exc
         self._process = process
         try:
+            await process.start_guard()
             returncode = await self._run(process)
+        except GuardError as exc:
+            self._translator.finish_turn()
+            raise AgentFailure.of(f"cannot guard the agent: {exc}", code="SPAWN_FAILED") from exc
         finally:
             self._process = None
             with anyio.CancelScope(shield=True):

@@ -35,9 +35,9 @@ from rawp_adapter_sdk._core import (
     PermissionCallback,
     PermissionRequest,
 )
-from rawp_adapter_sdk._process_guard import ParentDeathGuard, kill_tree, snapshot_tree
 from rawp_adapters._logging import get_logger
 from rawp_adapters.frames import AgentErrorCode
+from rawp_adapters.processes import ParentDeathGuard, kill_and_wait, snapshot_tree
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient
@@ -190,7 +190,7 @@ class ClaudeCore:
                     except Exception:
                         self._log.exception("disconnecting the Claude CLI failed")
                     tg.cancel_scope.cancel()
-            survivors = await kill_tree(tree)
+            survivors = await kill_and_wait(tree)
             if survivors:
                 self._log.error("Claude CLI processes survived SIGKILL", pids=survivors)
             self._cli_pid = None
@@ -204,7 +204,7 @@ class ClaudeCore:
     async def _kill_after(self, tree: list[psutil.Process], delay: float) -> None:
         await anyio.sleep(delay)
         self._log.warning("the Claude CLI did not exit after stdin closed; killing it")
-        await kill_tree(tree)
+        await kill_and_wait(tree)
 
     # ------------------------------------------------------------ turns
 

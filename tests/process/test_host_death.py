@@ -1,0 +1,115 @@
+"""A host killed without closing its session takes the agent and its tools with it.
+
+The host (``process_host.py``) is a real process that opens a session and runs one
+prompt whose tools start processes in sessions of their own; the test SIGKILLs it.
+The agent sees the end of its stdin and exits, but its tool processes would run on:
+the parent-death guard kills the agent's tree and every process marked with the
+session's ``RAWP_SESSION_ID``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from rawp_adapters.processes import kill_and_wait
+from tests.process.faults.fakes import fake_command
+from tests.support.llm_openai import ScriptedOpenAI
+from tests.support.peers import make_peer, peer_available
+from tests.support.processes import alive, wait_gone
+
+pytestmark = pytest.mark.anyio
+
+HOST_SCRIPT = Path(__file__).with_name("process_host.py")
+REPORT_TIMEOUT = 60.0
+"""Bound on the host's session start and prompt (a real agent's cold start under load)."""
+DEATH_BOUND = 10.0
+"""Bound on the agent and its tools disappearing after the host is killed."""
+
+
+@asynccontextmanager
+async def killable_host(
+    settings: dict[str, Any], workspace: Path, prompt: str, backend: str
+) -> AsyncIterator[tuple[anyio.abc.Process, dict[str, Any]]]:
+    """A host that ran ``prompt`` in a session, and its report (see ``process_host.py``)."""
+    argv = [sys.executable, str(HOST_SCRIPT), json.dumps(settings), str(workspace), prompt]
+    host = await anyio.open_process(
+        [*argv, backend], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert host.stdout is not None
+        with anyio.fail_after(REPORT_TIMEOUT):
+            line = await BufferedByteReceiveStream(host.stdout).receive_until(b"\n", 1 << 20)
+        yield host, json.loads(line)
+    finally:
+        with anyio.CancelScope(shield=True):
+            if host.returncode is None:
+                host.kill()
+            await host.wait()
+            await host.aclose()
+
+
+async def kill_host_and_expect_gone(
+    host: anyio.abc.Process, report: dict[str, Any], tools: list[int]
+) -> None:
+    """Kill the host; its children (the agent and its guard) and ``tools`` must go."""
+    pids = [*report["children"], *tools]
+    processes = [psutil.Process(pid) for pid in pids]
+    try:
+        assert len(report["children"]) == 2, "the host runs the agent and its guard"
+        assert all(alive(pid) for pid in pids), "every process runs before the host dies"
+        host.kill()
+        await host.wait()
+        await wait_gone(pids, timeout=DEATH_BOUND)
+    finally:
+        await kill_and_wait(processes)  # whatever a failed run left behind
+
+
+async def test_an_agent_and_its_tools_die_with_a_host_that_is_killed(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    settings = {"command": fake_command("spawn-tree")}
+    async with killable_host(settings, tmp_path, "start tools", anyio_backend) as (host, report):
+        # Tool-like processes in sessions of their own, one of them already orphaned.
+        tools = list(json.loads(report["text"]).values())
+        await kill_host_and_expect_gone(host, report, tools)
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+
+
+@pytest.mark.peers
+@pytest.mark.skipif(not peer_available("pi"), reason="pi is not installed: scripts/install-peers")
+async def test_pi_and_its_background_tool_die_with_a_host_that_is_killed(
+    llm: ScriptedOpenAI, tmp_path: Path, anyio_backend: str
+) -> None:
+    """pi leaves its tool processes running when its stdin closes."""
+    peer = make_peer("pi", llm_base_url=llm.base_url, home=tmp_path)
+    settings = {
+        "command": peer.argv,
+        "agent_name": "pi",
+        "env_policy": "allowlist",
+        "env_allowlist": [],
+        "env": peer.env,
+    }
+    prompt = "RUN_BASH sh -c 'sleep 300 >/dev/null 2>&1 & echo $!'"
+    async with killable_host(settings, peer.cwd, prompt, anyio_backend) as (host, report):
+        (output,) = report["tool_outputs"]
+        match = re.search(r"\d+", output)
+        assert match is not None
+        sleeper = int(match.group())
+        await kill_host_and_expect_gone(host, report, [sleeper])
