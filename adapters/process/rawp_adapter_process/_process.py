@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -229,16 +229,22 @@ class AgentProcess:
     async def wait(self) -> int:
         return await self._process.wait()
 
-    async def watch_tree(self, interval: float) -> None:
-        """Record the agent's process tree every ``interval`` seconds until it exits.
+    async def watch_tree(self, interval: float, busy: Callable[[], bool]) -> None:
+        """Record the agent's process tree every ``interval`` seconds while ``busy()``
+        (tools run during turns), and once more when it stops being busy, until the
+        agent exits. An idle session costs no scans.
 
         The scan reads all of /proc, so it runs in a worker thread: the event loop (and
         the other sessions' streams) never wait for it.
         """
+        was_busy = False
         while self._process.returncode is None:
-            known = list(self._recorded.values())
-            children, gone = await anyio.to_thread.run_sync(self._scan_tree, known)
-            self._remember(children, gone)
+            now_busy = busy()
+            if now_busy or was_busy:
+                known = list(self._recorded.values())
+                children, gone = await anyio.to_thread.run_sync(self._scan_tree, known)
+                self._remember(children, gone)
+            was_busy = now_busy
             await anyio.sleep(interval)
 
     def record_descendants(self) -> None:

@@ -142,7 +142,10 @@ class RpcAgent:
         self._background(process.drain_stderr, "drain stderr")
         self._background(self._watch_exit, "watch exit")
         self._background(
-            lambda: process.watch_tree(settings.descendant_poll_interval), "record tree"
+            lambda: process.watch_tree(
+                settings.descendant_poll_interval, busy=lambda: self._turn is not None
+            ),
+            "record tree",
         )
         if settings.ready_probe != "ready-frame":
             self._background(self._probe_state, "ready probe")

@@ -130,8 +130,8 @@ class ProcessSettings(AdapterSettings):
     descendant_poll_interval: float = Field(
         default=1.0,
         gt=0,
-        description="How often the agent's process tree is recorded, so that tool processes "
-        "that leave it are still killed at the end.",
+        description="How often the agent's process tree is recorded while a turn runs, so "
+        "that tool processes that leave it are still killed at the end.",
     )
     single_turn: SingleTurnSettings = Field(
         default_factory=SingleTurnSettings,

@@ -10,6 +10,8 @@ channel, so there are no dialogs, no permission requests and no manual compactio
 
 from __future__ import annotations
 
+from functools import partial
+
 import anyio
 
 from rawp_adapter_process._launch import (
@@ -108,7 +110,9 @@ class SingleTurnAgent:
         async with anyio.create_task_group() as tg:
             tg.start_soon(reader.run)
             tg.start_soon(process.drain_stderr)
-            tg.start_soon(process.watch_tree, self._settings.descendant_poll_interval)
+            tg.start_soon(
+                partial(process.watch_tree, self._settings.descendant_poll_interval, _always)
+            )
             returncode = await process.wait()
             # The turn is over: tool processes that outlived the agent go (they may also
             # hold its stdout open); what the agent wrote is still in the pipe.
@@ -142,3 +146,8 @@ class SingleTurnAgent:
             with anyio.CancelScope(shield=True):
                 await process.terminate(stdin_grace=0, sigterm_grace=self._settings.sigterm_grace)
         return CloseResult()
+
+
+def _always() -> bool:
+    """A single-turn agent is busy for as long as it runs."""
+    return True
