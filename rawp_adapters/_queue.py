@@ -30,6 +30,11 @@ class FrameQueue(Generic[T]):
     def __len__(self) -> int:
         return len(self._items)
 
+    @property
+    def full(self) -> bool:
+        """At or over the bound: a producer should :meth:`wait_for_room`."""
+        return len(self._items) >= self._bound
+
     def put(self, item: T) -> None:
         if self._closed:
             raise anyio.ClosedResourceError

@@ -367,7 +367,11 @@ class Session:
             error, stop = active.forced
             self._end_turn(active, error, stop, None)
         elif result is not None:
-            self._end_turn(active, None, result.stop_reason, result)
+            stop = result.stop_reason
+            if active.aborting and stop in ("end_turn", "error"):
+                # The Master asked it to stop: however the agent wound down, it was cancelled.
+                stop = "cancelled"
+            self._end_turn(active, None, stop, result)
         else:
             self._end_turn(active, error, "error" if error is not None else "cancelled", None)
 
@@ -513,8 +517,7 @@ class Session:
             return
         active = self._turn
         turn_id = getattr(payload, "turn_id", None)
-        stale = active is None or active.turn.turn_id != turn_id or active.ended.is_set()
-        if turn_id is not None and stale and not isinstance(payload, TurnEnd | TurnStart):
+        if turn_id is not None and self._is_stale(turn_id, active, payload):
             self._log.debug(
                 "stale frame of a finished turn dropped",
                 turn_id=turn_id,
@@ -538,9 +541,17 @@ class Session:
         )
         self._queue.put(frame)
 
+    @staticmethod
+    def _is_stale(turn_id: str, active: _ActiveTurn | None, payload: ClientPayload) -> bool:
+        """A frame about a turn that is not the running one (turn-id fencing)."""
+        if isinstance(payload, TurnEnd | TurnStart):
+            return False
+        return active is None or active.turn.turn_id != turn_id or active.ended.is_set()
+
     async def _emit(self, payload: ClientPayload) -> None:
         self._put(payload)
-        await self._queue.wait_for_room()
+        if self._queue.full:  # the hot path skips the await when there is room
+            await self._queue.wait_for_room()
 
     def _session_error(self, code: SessionErrorCode, message: str) -> None:
         self._log.info("session error", error_code=code.value, detail=message)

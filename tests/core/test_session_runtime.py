@@ -145,6 +145,22 @@ async def test_an_adapter_that_stops_when_aborted_ends_the_turn_cancelled(tmp_pa
         assert (await d.wait_turn(start.payload.turn_id)).stop_reason == "cancelled"
 
 
+async def test_a_turn_that_ends_normally_after_an_abort_is_reported_cancelled(
+    tmp_path: Path,
+) -> None:
+    adapter = ScriptedAdapter()
+
+    async def finish_anyway(turn: Turn, ctx: SessionContext) -> TurnResult:
+        await adapter.abort_event.wait()
+        return TurnResult(stop_reason="end_turn")
+
+    adapter.script = finish_anyway
+    async with drive(adapter, workspace=tmp_path) as d:
+        start = await d.start_prompt("long")
+        await d.send(d.control.abort())
+        assert (await d.wait_turn(start.payload.turn_id)).stop_reason == "cancelled"
+
+
 async def test_ending_the_session_mid_turn_ends_the_turn_before_session_closed(
     tmp_path: Path,
 ) -> None:

@@ -234,7 +234,8 @@ class Translator:
         self._foreign_run = self.run_active
 
     def note_abort(self) -> None:
-        """The turn was asked to stop: a plain or failed end then counts as cancelled."""
+        """The turn was asked to stop: a failed end is then the abort, not a failure (the
+        session runtime reports a plain end after an abort as cancelled itself)."""
         self._aborted = True
 
     def finish_turn(self) -> TurnOutcome:
@@ -242,7 +243,7 @@ class Translator:
         turn_id = self._turn_id
         assert turn_id is not None, "finish_turn() without a turn"
         stop = _STOP_REASONS.get(self._stop or "stop", "end_turn")
-        if self._aborted and stop in ("end_turn", "error"):
+        if self._aborted and stop == "error":
             stop = "cancelled"
         error = None
         if stop == "error":

@@ -79,7 +79,6 @@ class SdkAdapter(Adapter):
         self.settings: SdkSettings = settings
         self.core = core if core is not None else create_core(settings.core, settings.core_options)
         self._ctx: SessionContext | None = None
-        self._aborted_turn: str | None = None
 
     @classmethod
     def for_core(cls, core: AgentCore, *, permission_timeout_ms: int = 60_000) -> SdkAdapter:
@@ -138,13 +137,10 @@ class SdkAdapter(Adapter):
                 turn_id=turn.turn_id,
                 dropped=translator.dropped,
             )
-        stop = translator.stop_reason
-        if self._aborted_turn == turn.turn_id and stop == "end_turn":
-            stop = "cancelled"
-        return TurnResult(stop_reason=stop, usage=translator.usage)
+        # After an abort the session runtime reports an ``end_turn`` as ``cancelled``.
+        return TurnResult(stop_reason=translator.stop_reason, usage=translator.usage)
 
     async def abort(self, turn: Turn) -> None:
-        self._aborted_turn = turn.turn_id
         await self.core.cancel()
 
     async def close(self) -> CloseResult:
