@@ -28,6 +28,7 @@ from rawp_adapters.frames import (
     InteractionRequestFrame,
     SessionClosedFrame,
     SessionErrorFrame,
+    StopReason,
     TextDelta,
     ToolInvokeRequest,
     ToolInvokeResult,
@@ -131,30 +132,17 @@ async def test_a_turn_that_ignores_abort_is_ended_as_cancelled_after_the_grace(
     assert len(d.of_type("session.turn.end")) == 1
 
 
-async def test_an_adapter_that_stops_when_aborted_ends_the_turn_cancelled(tmp_path: Path) -> None:
+@pytest.mark.parametrize("adapter_says", ["cancelled", "end_turn", "error"])
+async def test_a_turn_that_winds_down_after_an_abort_ends_cancelled(
+    tmp_path: Path, adapter_says: StopReason
+) -> None:
     adapter = ScriptedAdapter()
 
     async def until_aborted(turn: Turn, ctx: SessionContext) -> TurnResult:
         await adapter.abort_event.wait()
-        return TurnResult(stop_reason="cancelled")
+        return TurnResult(stop_reason=adapter_says)
 
     adapter.script = until_aborted
-    async with drive(adapter, workspace=tmp_path) as d:
-        start = await d.start_prompt("long")
-        await d.send(d.control.abort())
-        assert (await d.wait_turn(start.payload.turn_id)).stop_reason == "cancelled"
-
-
-async def test_a_turn_that_ends_normally_after_an_abort_is_reported_cancelled(
-    tmp_path: Path,
-) -> None:
-    adapter = ScriptedAdapter()
-
-    async def finish_anyway(turn: Turn, ctx: SessionContext) -> TurnResult:
-        await adapter.abort_event.wait()
-        return TurnResult(stop_reason="end_turn")
-
-    adapter.script = finish_anyway
     async with drive(adapter, workspace=tmp_path) as d:
         start = await d.start_prompt("long")
         await d.send(d.control.abort())
