@@ -45,6 +45,7 @@ from rawp_adapters._registry import (
     AgentMetadata,
     InstalledAdapter,
     create_adapter,
+    entry_points_by_name,
     installed_adapters,
     load_adapter_class,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "create_adapter",
     "decode_frame",
     "encode_frame",
+    "entry_points_by_name",
     "frame_from_dict",
     "installed_adapters",
     "load_adapter_class",

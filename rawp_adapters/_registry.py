@@ -44,11 +44,17 @@ class InstalledAdapter:
     target: str
 
 
-def _entry_points() -> dict[str, EntryPoint]:
+def entry_points_by_name(group: str) -> dict[str, EntryPoint]:
+    """The entry points of a plugin ``group`` by name; the first registration of a name
+    wins. For adapters' own plugin groups too (the SDK adapter's cores use it)."""
     found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in entry_points(group=group):
         found.setdefault(ep.name, ep)
     return found
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    return entry_points_by_name(ENTRY_POINT_GROUP)
 
 
 def installed_adapters() -> list[InstalledAdapter]:

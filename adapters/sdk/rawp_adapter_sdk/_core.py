@@ -15,16 +15,15 @@ options as keyword arguments and returns an :class:`AgentCore`, usually the clas
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from structlog.stdlib import BoundLogger
 
-from rawp_adapters import InvalidSettingsError, RawpError
+from rawp_adapters import InvalidSettingsError, RawpError, entry_points_by_name
 from rawp_adapters.frames import AgentErrorCode, OutputType, StopReason
 
 CORE_ENTRY_POINT_GROUP = "rawp_adapters.sdk_cores"
@@ -248,10 +247,7 @@ class InstalledCore:
 
 
 def _core_entry_points() -> dict[str, EntryPoint]:
-    found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=CORE_ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep)
-    return found
+    return entry_points_by_name(CORE_ENTRY_POINT_GROUP)
 
 
 def installed_cores() -> list[InstalledCore]:
@@ -264,36 +260,27 @@ def installed_cores() -> list[InstalledCore]:
     ]
 
 
-def _import_target(target: str) -> object:
-    module_name, _, attr_path = target.partition(":")
-    obj: object = importlib.import_module(module_name)
-    for attr in attr_path.split("."):
-        obj = getattr(obj, attr)
-    return obj
-
-
 def load_core_factory(core: str) -> CoreFactory:
     """The factory of a core named by entry point (``"demo"``) or import path
     (``"package.module:Factory"``). Raises :class:`InvalidSettingsError`."""
-    if ":" in core:
-        target = core
+    if ":" in core:  # an import path loads like an entry point's value
+        found: EntryPoint | None = EntryPoint(name=core, value=core, group=CORE_ENTRY_POINT_GROUP)
     else:
-        ep = _core_entry_points().get(core)
-        if ep is None:
-            names = ", ".join(c.name for c in installed_cores()) or "none"
-            raise InvalidSettingsError(
-                f"no SDK agent core {core!r} is installed (installed: {names}); "
-                "name one of them or give an import path 'package.module:Factory'"
-            )
-        target = ep.value
+        found = _core_entry_points().get(core)
+    if found is None:
+        names = ", ".join(c.name for c in installed_cores()) or "none"
+        raise InvalidSettingsError(
+            f"no SDK agent core {core!r} is installed (installed: {names}); "
+            "name one of them or give an import path 'package.module:Factory'"
+        )
     try:
-        factory = _import_target(target)
+        factory: object = found.load()
     except Exception as exc:
         raise InvalidSettingsError(
-            f"SDK agent core {core!r} ({target}) failed to load: {exc}"
+            f"SDK agent core {core!r} ({found.value}) failed to load: {exc}"
         ) from exc
     if not callable(factory):
-        raise InvalidSettingsError(f"SDK agent core {core!r} ({target}) is not callable")
+        raise InvalidSettingsError(f"SDK agent core {core!r} ({found.value}) is not callable")
     return factory
 
 
