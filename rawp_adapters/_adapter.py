@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters._errors import InvalidSettingsError, UnsupportedOperation
@@ -142,6 +142,29 @@ class AdapterSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class AgentMetadata(BaseModel):
+    """What an orchestrator hands in to run an agent (RAWP 1.0.2 §4.3, as far as known).
+
+    Unknown keys of the orchestrator's agent metadata are ignored; the adapter's own
+    configuration goes in ``settings`` and is validated by the adapter.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    adapter_type: str = Field(description="Which installed adapter runs the agent.")
+    single_turn_process: bool = Field(
+        default=False, description="Start the agent once per prompt (§18)."
+    )
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="The adapter's own settings."
+    )
+    allow_import_paths: bool = Field(
+        default=True,
+        description="Settings may name code to import (`module:attr`). Hosts that take "
+        "settings from outside (the CLI) set it False unless told otherwise.",
+    )
+
+
 class Adapter(ABC):
     """Base class of every adapter. Subclasses set ``adapter_type`` and ``settings_model``
     and are registered in the ``rawp_adapters.adapters`` entry-point group."""
@@ -163,6 +186,17 @@ class Adapter(ABC):
         except ValidationError as exc:
             raise InvalidSettingsError(f"invalid settings for {cls.adapter_type!r}: {exc}") from exc
         return cls(parsed, single_turn_process=single_turn_process)
+
+    @classmethod
+    def from_metadata(cls, metadata: AgentMetadata) -> Self:
+        """Build from the orchestrator's agent metadata; the registry's one way in.
+
+        Override to read metadata fields beyond the settings (and call
+        :meth:`from_settings` for those).
+        """
+        return cls.from_settings(
+            metadata.settings, single_turn_process=metadata.single_turn_process
+        )
 
     @property
     @abstractmethod

@@ -8,32 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from rawp_adapters._adapter import Adapter
+from rawp_adapters._adapter import Adapter, AgentMetadata
 from rawp_adapters._errors import AdapterLoadError, AdapterNotFoundError
 
 ENTRY_POINT_GROUP = "rawp_adapters.adapters"
-
-
-class AgentMetadata(BaseModel):
-    """What an orchestrator hands in to run an agent (RAWP 1.0.2 §4.3, as far as known).
-
-    Unknown keys of the orchestrator's agent metadata are ignored; the adapter's own
-    configuration goes in ``settings`` and is validated by the adapter.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    adapter_type: str = Field(description="Which installed adapter runs the agent.")
-    single_turn_process: bool = Field(
-        default=False, description="Start the agent once per prompt (§18)."
-    )
-    settings: dict[str, Any] = Field(
-        default_factory=dict, description="The adapter's own settings."
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,5 +72,4 @@ def load_adapter_class(adapter_type: str) -> type[Adapter]:
 
 def create_adapter(metadata: AgentMetadata) -> Adapter:
     """A new adapter for ``metadata``, its settings validated."""
-    cls = load_adapter_class(metadata.adapter_type)
-    return cls.from_settings(metadata.settings, single_turn_process=metadata.single_turn_process)
+    return load_adapter_class(metadata.adapter_type).from_metadata(metadata)

@@ -84,6 +84,7 @@ def _create_adapter(args: argparse.Namespace) -> Adapter:
         adapter_type=args.adapter,
         settings=settings,
         single_turn_process=args.single_turn_process,
+        allow_import_paths=args.allow_import_path,
     )
     return create_adapter(metadata)
 
@@ -139,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent.add_argument(
         "--settings-json", metavar="JSON", help="adapter settings as one JSON object"
+    )
+    agent.add_argument(
+        "--allow-import-path",
+        action="store_true",
+        help="let settings name Python code to import (module:attr), e.g. an SDK core; "
+        "off by default, so settings can only pick installed plugins",
     )
     agent.add_argument(
         "--single-turn-process",
