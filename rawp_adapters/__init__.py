@@ -19,6 +19,7 @@ from rawp_adapters._adapter import (
     Adapter,
     AdapterSettings,
     AgentExit,
+    AgentMetadata,
     CloseResult,
     InteractionOutcome,
     SessionContext,
@@ -42,7 +43,6 @@ from rawp_adapters._frames import DPS_VERSION, ClientFrame, ControlFrame, Frame
 from rawp_adapters._framing import LineFramer, OversizedLine
 from rawp_adapters._registry import (
     ENTRY_POINT_GROUP,
-    AgentMetadata,
     InstalledAdapter,
     create_adapter,
     entry_points_by_name,

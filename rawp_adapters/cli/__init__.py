@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from rawp_adapters._adapter import Adapter
+from rawp_adapters._adapter import Adapter, AgentMetadata
 from rawp_adapters._errors import RawpError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES
-from rawp_adapters._registry import AgentMetadata, create_adapter
+from rawp_adapters._registry import create_adapter
 from rawp_adapters._schema import frame_types
 from rawp_adapters.cli._commands import (
     adapters_command,
