@@ -124,3 +124,62 @@ def test_the_denial_sent_without_asking_refuses() -> None:
         "id": "d1",
         "cancelled": True,
     }
+
+
+def approval(options: list[str] | None) -> Dialog:
+    return dialog(method="select", title="Allow tool: bash\nCommand: ls", options=options)
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["Approve", "Deny"], {"value": "Deny"}),
+        (["Reject", "Approve"], {"value": "Reject"}),
+        (["Approve", "Always approve"], {"cancelled": True}),
+        (["Approve"], {"cancelled": True}),
+        (["Yes", "No"], {"value": "No"}),
+        (["Allow once", "Don't allow"], {"value": "Don't allow"}),
+        (["Approve", "Deny and never ask again"], {"cancelled": True}),
+        (None, {"cancelled": True}),
+    ],
+)
+@pytest.mark.parametrize("refusal", ["deny", "timeout", "denial without asking"])
+def test_a_deny_never_selects_an_option_that_approves(
+    options: list[str] | None, expected: dict[str, Any], refusal: str
+) -> None:
+    d = approval(options)
+    if refusal == "deny":
+        response = answer(d, DENY)
+    elif refusal == "timeout":
+        response = answer(d, TIMEOUT)
+    else:
+        response = d.denial()
+        assert (response.pop("type"), response.pop("id")) == ("extension_ui_response", "d1")
+    assert response == expected
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["Approve", "Deny"], {"value": "Approve"}),
+        (["Reject", "Approve"], {"value": "Approve"}),
+        (["Always approve", "Approve", "Deny"], {"value": "Approve"}),
+        (["Yes", "No"], {"value": "Yes"}),
+        (["Always approve", "Deny"], {"cancelled": True}),
+        (["Deny", "Reject"], {"cancelled": True}),
+        (["Don't allow", "Cancel"], {"cancelled": True}),
+        (None, {"cancelled": True}),
+    ],
+)
+def test_an_allow_selects_a_one_time_approval_and_never_a_standing_one_or_a_deny(
+    options: list[str] | None, expected: dict[str, Any]
+) -> None:
+    assert answer(approval(options), ALLOW) == expected
+
+
+@pytest.mark.parametrize("options", [["Approve", "Always approve"], ["Run it", "Skip"], ["a", "b"]])
+def test_a_plain_select_refused_by_the_master_is_cancelled_whatever_its_options(
+    options: list[str],
+) -> None:
+    d = dialog(method="select", title="Pick one", options=options)
+    assert answer(d, DENY) == answer(d, TIMEOUT) == {"cancelled": True}

@@ -5,11 +5,17 @@ Three sources become ``PERMISSION``: the bundled extension's confirm (title
 (``--approval-mode``: a select titled ``Allow tool: <name>`` with Approve/Deny).
 Other confirm/select/input/editor dialogs become CONFIRM/SELECT/INPUT. Whatever the
 Master answers, anything but an explicit allow goes back to the agent as a denial.
+
+Select-style dialogs are answered by :func:`choose_option` alone: a denial never picks
+an option that approves, an allow never picks a standing grant ("Always approve"), and
+when no option plainly says what the Master decided the dialog is cancelled (every
+agent of the family treats a cancelled dialog as a refusal).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,11 +28,22 @@ PERMISSION_TITLE = "rawp.permission"
 """Title of the bundled extension's confirm dialog (see ``extension/permission_gate.ts``)."""
 
 OMP_APPROVAL_PREFIX = "Allow tool: "
-_APPROVE, _DENY = "Approve", "Deny"
 _SUMMARY_CHARS = 500
 
-AnswerStyle = Literal["confirm", "value", "omp-approval"]
-"""How the answer goes back: ``confirmed``, ``value`` (or ``cancelled``), Approve/Deny."""
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_APPROVING = frozenset(
+    {"approve", "allow", "yes", "accept", "ok", "okay", "confirm", "proceed", "run", "grant"}
+)
+_REFUSING = frozenset(
+    {"deny", "reject", "cancel", "block", "refuse", "decline", "disallow", "abort", "stop", "skip"}
+)
+_NEGATING = frozenset({"no", "not", "don't", "dont", "never", "without"})
+_STANDING = frozenset({"always", "never", "session", "remember", "forever", "all", "again"})
+"""Words of an option that decides more than this one call (a standing grant or ban)."""
+
+AnswerStyle = Literal["confirm", "value", "choice"]
+"""How the answer goes back: ``confirmed``; ``value`` from the Master (or ``cancelled``);
+the option :func:`choose_option` picks for the Master's decision (or ``cancelled``)."""
 
 ClaimTool = Callable[[str], ToolCallInfo | None]
 
@@ -53,8 +70,9 @@ class Dialog:
         answer: dict[str, Any]
         if self.style == "confirm":
             answer = {"confirmed": allowed}
-        elif self.style == "omp-approval":
-            answer = {"value": _choice(self.options, _APPROVE if allowed else _DENY)}
+        elif self.style == "choice":
+            option = choose_option(self.options, allow=allowed)
+            answer = {"cancelled": True} if option is None else {"value": option}
         elif allowed and outcome.value is not None:
             answer = {"value": outcome.value}
         else:
@@ -125,7 +143,7 @@ def _omp_approval(request: UiRequest, title: str, timeout_ms: int, claim_tool: C
     return Dialog(
         request.id,
         "PERMISSION",
-        "omp-approval",
+        "choice",
         timeout_ms,
         title=f"Allow {tool_name}?",
         message=rest or None,
@@ -147,7 +165,20 @@ def summarize_input(tool_input: dict[str, Any]) -> str:
     return json.dumps(tool_input, ensure_ascii=False)[:_SUMMARY_CHARS]
 
 
-def _choice(options: list[str] | None, wanted: str) -> str:
-    if not options or wanted in options:
-        return wanted
-    return options[0] if wanted == _APPROVE else options[-1]
+def choose_option(options: list[str] | None, *, allow: bool) -> str | None:
+    """The option of a select-style dialog that says ``allow`` (or refuse) for this one
+    call; ``None`` when no option says so plainly: the dialog is then cancelled.
+
+    An option approves when it has an approving word and neither a refusing nor a
+    negating one ("Approve", "Yes", "Allow once"); it refuses when it has a refusing or a
+    negating word ("Deny", "No", "Don't allow"). Options that also decide later calls
+    ("Always approve", "Deny and never ask again") are never picked.
+    """
+    for option in options or ():
+        words = set(_WORD.findall(option.lower().replace("\u2019", "'")))
+        if words & _STANDING:
+            continue
+        refuses = bool(words & (_REFUSING | _NEGATING))
+        if refuses != allow and (refuses or words & _APPROVING):
+            return option
+    return None
