@@ -48,6 +48,34 @@ def test_the_extension_learns_which_tools_to_gate_and_its_deadline() -> None:
     assert env["RAWP_PERMISSION_TIMEOUT_MS"] == "6000"
 
 
+@pytest.mark.parametrize(
+    ("given", "tools"),
+    [
+        ("*", ["*"]),
+        ("bash, Edit,,write ", ["bash", "Edit", "write"]),
+        ("", []),
+        (["*"], ["*"]),
+    ],
+)
+def test_permission_tools_accept_a_star_or_a_comma_separated_string(
+    given: object, tools: list[str]
+) -> None:
+    settings = ProcessSettings.model_validate({"permission_tools": given})
+    assert settings.permission_tools == tools
+
+
+def test_a_master_gates_every_tool_with_a_star() -> None:
+    assert env_of(permission_tools="*")["RAWP_PERMISSION_TOOLS"] == "*"
+    argv = rpc_argv(ProcessSettings.model_validate({"command": ["omp"], "permission_tools": "*"}))
+    assert argv == ["omp", "-e", str(EXTENSION_PATH)]
+
+
+def test_the_default_gated_tools_are_those_that_change_state() -> None:
+    tools = ProcessSettings().permission_tools
+    assert {"bash", "edit", "write", "eval", "ast_edit"} <= set(tools)
+    assert not {"read", "grep", "glob", "find", "ls"} & set(tools)
+
+
 def test_the_default_command_is_xcsh_in_rpc_mode_with_the_permission_extension() -> None:
     argv = rpc_argv(ProcessSettings(model="anthropic/claude", extra_args=["--no-session"]))
     assert argv == [

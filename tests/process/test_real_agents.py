@@ -180,6 +180,29 @@ async def test_a_permission_lets_the_tool_run_only_on_an_explicit_allow(
     assert not (workspace / "late.txt").exists()
 
 
+@pytest.mark.parametrize("name", PEERS)
+async def test_the_permission_gate_matches_tool_names_in_any_case_and_a_star_gates_every_tool(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    upper, workspace = peer_adapter(name, llm, tmp_path / "upper", permission_tools=["BASH"])
+    async with drive(upper, workspace=workspace, policy=deny_all, timeout=TIMEOUT) as d:
+        bash = await d.prompt("RUN_BASH echo refused > refused.txt")
+    (request,) = bash.of_type(InteractionRequestFrame)
+    assert request.payload.context.tool_name == "bash"
+    assert bash.of_type(ToolInvokeResultFrame)[0].payload.is_error
+    assert not (workspace / "refused.txt").exists()
+
+    every, workspace = peer_adapter(name, llm, tmp_path / "star", permission_tools="*")
+    (workspace / "notes.txt").write_text("secret notes\n", encoding="utf-8")
+    async with drive(every, workspace=workspace, policy=deny_all, timeout=TIMEOUT) as d:
+        read = await d.prompt("READ_FILE notes.txt")
+    (request,) = read.of_type(InteractionRequestFrame)
+    assert request.payload.context.tool_name == "read"
+    (result,) = read.of_type(ToolInvokeResultFrame)
+    assert result.payload.is_error
+    assert "secret notes" not in (result.payload.output or "")
+
+
 @pytest.mark.parametrize(
     "name",
     [pytest.param("omp", marks=PEERS[PEER_NAMES.index("omp")].marks)],

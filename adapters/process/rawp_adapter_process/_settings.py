@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rawp_adapters import AdapterSettings
 
@@ -13,8 +13,18 @@ DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 ALL_TOOLS = "*"
 """In ``permission_tools``: gate every tool."""
 
-DEFAULT_PERMISSION_TOOLS = ("bash", "edit", "write", "eval", "python", "notebook", "ssh")
-"""The tools of the xcsh family that change state (run code, write files, reach hosts)."""
+DEFAULT_PERMISSION_TOOLS = (
+    "bash",
+    "edit",
+    "write",
+    "ast_edit",
+    "eval",
+    "python",
+    "notebook",
+    "ssh",
+)
+"""The tools of the xcsh family that change state (run code, write files, reach hosts).
+Reading and searching tools (``read``, ``grep``, ``glob``/``find``, ``ls``) run ungated."""
 
 DEFAULT_ENV_ALLOWLIST = (
     "PATH",
@@ -93,7 +103,9 @@ class ProcessSettings(AdapterSettings):
     )
     permission_tools: list[str] = Field(
         default_factory=lambda: list(DEFAULT_PERMISSION_TOOLS),
-        description="Tools that need the Master's permission; `*` means all, empty means none.",
+        description="Tools that need the Master's permission, in any case; `*` (or a list "
+        "holding it) means every tool, empty means none. A string is read as a comma-separated "
+        "list.",
     )
     interaction_timeout_ms: int = Field(
         default=60_000, ge=1, description="How long a dialog waits for the Master (then deny)."
@@ -137,3 +149,11 @@ class ProcessSettings(AdapterSettings):
         default_factory=SingleTurnSettings,
         description="Used instead of `command` when the adapter runs one process per prompt.",
     )
+
+    @field_validator("permission_tools", mode="before")
+    @classmethod
+    def _split_tool_names(cls, value: object) -> object:
+        """``"*"`` or ``"bash,edit"`` (as ``--setting permission_tools=*`` gives it)."""
+        if isinstance(value, str):
+            return [name.strip() for name in value.split(",") if name.strip()]
+        return value

@@ -2,7 +2,8 @@
  * rawp permission gate: asks the RPC host before each gated tool call.
  *
  * Loaded by the rawp process adapter with `-e <this file>` (xcsh, omp, pi). For every
- * tool named in RAWP_PERMISSION_TOOLS ("*" = all) it opens a confirm dialog whose title
+ * tool named in RAWP_PERMISSION_TOOLS (comma-separated, matched in any case; "*" = every
+ * tool) it opens a confirm dialog whose title
  * is "rawp.permission" and whose message is JSON: {"tool_name", "tool_call_id",
  * "tool_input"}. The host answers through `extension_ui_response`; anything but a
  * confirmation (a denial, a cancel, the RAWP_PERMISSION_TIMEOUT_MS deadline, an error)
@@ -38,11 +39,11 @@ interface ExtensionApi {
 function gatedTools(): (name: string) => boolean {
 	const names = (process.env.RAWP_PERMISSION_TOOLS ?? "")
 		.split(",")
-		.map((name) => name.trim())
+		.map((name) => name.trim().toLowerCase())
 		.filter((name) => name.length > 0);
 	if (names.includes("*")) return () => true;
 	const gated = new Set(names);
-	return (name) => gated.has(name);
+	return (name) => gated.has(name.toLowerCase());
 }
 
 export default function permissionGate(pi: ExtensionApi): void {
