@@ -23,12 +23,13 @@ from rawp_adapters import SessionOptions
 from rawp_adapters.frames import (
     AgentErrorFrame,
     InteractionRequestFrame,
+    SessionCapabilitiesFrame,
     TextDeltaFrame,
     ToolInvokeRequestFrame,
     ToolInvokeResultFrame,
 )
 from rawp_adapters.testing import Policy, SessionDriver, allow_all, deny_all, drive, never_answer
-from tests.support.claude import claude_env, claude_sdk_available
+from tests.support.claude import bundled_claude_cli, claude_env, claude_sdk_available
 from tests.support.llm_anthropic import (
     DEFAULT_TEXT,
     PARALLEL_COMMANDS,
@@ -50,6 +51,7 @@ pytestmark = [
 ]
 
 HOST_SCRIPT = Path(__file__).with_name("claude_host.py")
+FAKE_CLI_SCRIPT = Path(__file__).with_name("fake_claude_cli.py")
 WRITE_OUT = "RUN_BASH echo hi > out.txt"
 
 
@@ -91,10 +93,14 @@ async def claude_session(
     policy: Policy = allow_all,
     timeout_ms: int = 30_000,
     abort_grace: float = 5.0,
+    cli_path: Path | None = None,
 ) -> AsyncIterator[ClaudeRun]:
     """A checked session on the Claude core; on exit, asserts that nothing it started
     is left (CLI, its children, the watchdog, the state directory)."""
-    adapter = SdkAdapter.from_settings(claude_settings(api, tmp_path, timeout_ms))
+    settings = claude_settings(api, tmp_path, timeout_ms)
+    if cli_path is not None:
+        settings["core_options"]["cli_path"] = str(cli_path)
+    adapter = SdkAdapter.from_settings(settings)
     core = adapter.core
     assert isinstance(core, ClaudeCore)
     workspace = tmp_path / "workspace"
@@ -142,6 +148,35 @@ async def test_a_text_turn_streams_thinking_then_text_and_reports_usage(
     assert usage.output_tokens is not None
     assert usage.output_tokens > 0
     assert len(turn.of_type("session.usage")) == 1
+
+
+async def reported_version(run: ClaudeRun) -> str | None:
+    caps = await run.driver.wait_for(SessionCapabilitiesFrame)
+    assert caps.payload.agent is not None
+    return caps.payload.agent.version
+
+
+async def test_capabilities_report_the_version_the_bundled_cli_gives(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    cli = bundled_claude_cli()
+    if cli is None:
+        pytest.skip("no CLI is bundled with claude-agent-sdk")
+    said = await anyio.run_process([cli, "--version"])
+    async with claude_session(api, tmp_path) as run:
+        version = await reported_version(run)
+    assert version is not None
+    assert said.stdout.decode().split()[0] == version
+
+
+async def test_capabilities_report_the_version_of_the_cli_at_cli_path_not_the_bundled_one(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    cli = tmp_path / "claude"
+    cli.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLI_SCRIPT}" 9.9.9 "$@"\n')
+    cli.chmod(0o755)
+    async with claude_session(api, tmp_path, cli_path=cli) as run:
+        assert await reported_version(run) == "9.9.9"
 
 
 async def test_an_allowed_tool_call_runs_and_writes_the_file(

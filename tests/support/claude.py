@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["claude_cli_pid", "claude_env", "claude_sdk_available"]
+__all__ = ["bundled_claude_cli", "claude_cli_pid", "claude_env", "claude_sdk_available"]
 
 
 def claude_env(base_url: str, state_dir: Path) -> dict[str, str]:
@@ -43,25 +43,37 @@ def claude_env(base_url: str, state_dir: Path) -> dict[str, str]:
     }
 
 
-def claude_sdk_available() -> bool:
-    """True when ``claude_agent_sdk`` is installed and a Claude Code CLI can be found.
-
-    The CLI is the one bundled in the wheel (``claude_agent_sdk/_bundled/claude``) or, failing
-    that, ``claude`` on ``PATH`` (the SDK's own fallback).
-    """
+def _sdk_package() -> Path | None:
     try:
         spec = importlib.util.find_spec("claude_agent_sdk")
     except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    return Path(locations[0]) if locations else None
+
+
+def bundled_claude_cli() -> Path | None:
+    """The Claude Code CLI bundled in the ``claude_agent_sdk`` wheel
+    (``claude_agent_sdk/_bundled/claude``), or None."""
+    package = _sdk_package()
+    if package is None:
+        return None
+    for name in ("claude", "claude.exe"):
+        candidate = package / "_bundled" / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def claude_sdk_available() -> bool:
+    """True when ``claude_agent_sdk`` is installed and a Claude Code CLI can be found.
+
+    The CLI is the one bundled in the wheel or, failing that, ``claude`` on ``PATH`` (the
+    SDK's own fallback).
+    """
+    if _sdk_package() is None:
         return False
-    if spec is None:
-        return False
-    for location in spec.submodule_search_locations or ():
-        bundled = Path(location) / "_bundled"
-        for name in ("claude", "claude.exe"):
-            candidate = bundled / name
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return True
-    return shutil.which("claude") is not None
+    return bundled_claude_cli() is not None or shutil.which("claude") is not None
 
 
 def claude_cli_pid(client: object) -> int | None:

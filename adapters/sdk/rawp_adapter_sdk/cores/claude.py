@@ -134,7 +134,6 @@ class ClaudeCore:
                 fatal=True,
             ) from exc
         self._log = env.log
-        self._version = _cli_version(sdk)
         state = Path(tempfile.mkdtemp(prefix="rawp-claude-", dir=self.state_parent))
         self.state_path = state
         (state / "config").mkdir()
@@ -164,6 +163,7 @@ class ClaudeCore:
         self._client = client
         try:
             await client.connect()
+            self._version = _cli_version(await client.get_server_info())
             self._cli_pid = _cli_pid(client)
             if self._cli_pid is not None:
                 self._guard = await ParentDeathGuard.start(self._cli_pid)
@@ -304,10 +304,8 @@ def _cli_pid(client: object) -> int | None:
     return pid if isinstance(pid, int) else None
 
 
-def _cli_version(sdk: Any) -> str | None:
-    try:
-        from claude_agent_sdk._cli_version import __cli_version__
-    except ImportError:
-        version = getattr(sdk, "__version__", None)
-        return f"agent-sdk {version}" if isinstance(version, str) else None
-    return str(__cli_version__)
+def _cli_version(server_info: Mapping[str, Any] | None) -> str | None:
+    """The version the running CLI reports in its answer to the SDK's ``initialize``
+    (the bundled CLI's version would be wrong for another ``cli_path``)."""
+    version = (server_info or {}).get("claude_code_version")
+    return version if isinstance(version, str) and version else None
