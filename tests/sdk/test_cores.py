@@ -114,3 +114,48 @@ async def test_capabilities_report_sdk_and_only_what_the_core_can_do(tmp_path: P
         assert error.payload.error_code == "UNSUPPORTED"
         turn = await d.prompt("hi")
         assert turn.text == "Hello"
+
+
+@pytest.mark.parametrize(
+    "core",
+    # The second is not importable: refused before anything is imported.
+    ["tests.sdk.scripted_core:hello_core", "no_such_module_xyz:Core"],
+)
+def test_a_host_that_forbids_import_paths_refuses_a_core_named_by_import_path(
+    core: str,
+) -> None:
+    metadata = AgentMetadata(adapter_type="sdk", settings={"core": core}, allow_import_paths=False)
+    with pytest.raises(InvalidSettingsError) as caught:
+        create_adapter(metadata)
+    message = str(caught.value)
+    assert f"{core!r}" in message
+    assert "installed cores: claude, demo" in message
+    assert "--allow-import-path" in message
+    assert "allow_import_paths=True" in message
+
+
+@pytest.mark.parametrize("allow_import_paths", [True, False])
+def test_a_host_that_forbids_import_paths_still_runs_installed_cores(
+    allow_import_paths: bool,
+) -> None:
+    adapter = create_adapter(
+        AgentMetadata(
+            adapter_type="sdk",
+            settings={"core": "demo", "core_options": {"delay_ms": 0}},
+            allow_import_paths=allow_import_paths,
+        )
+    )
+    assert isinstance(adapter, SdkAdapter)
+    assert isinstance(adapter.core, DemoCore)
+
+
+def test_a_host_that_allows_import_paths_loads_a_core_named_by_import_path() -> None:
+    adapter = create_adapter(
+        AgentMetadata(
+            adapter_type="sdk",
+            settings={"core": "tests.sdk.scripted_core:hello_core"},
+            allow_import_paths=True,
+        )
+    )
+    assert isinstance(adapter, SdkAdapter)
+    assert isinstance(adapter.core, ScriptedCore)

@@ -44,6 +44,7 @@ from rawp_adapter_sdk._core import (
     create_core,
     installed_cores,
     load_core_factory,
+    require_installed_core,
 )
 
 __all__ = [
@@ -78,4 +79,5 @@ __all__ = [
     "deny_message",
     "installed_cores",
     "load_core_factory",
+    "require_installed_core",
 ]

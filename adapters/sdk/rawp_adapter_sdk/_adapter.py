@@ -9,19 +9,27 @@ callback.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import anyio
 from pydantic import Field
 
 from rawp_adapter_sdk._bridge import PermissionBridge
-from rawp_adapter_sdk._core import AgentCore, CoreEnvironment, CoreError, CoreEvent, create_core
+from rawp_adapter_sdk._core import (
+    AgentCore,
+    CoreEnvironment,
+    CoreError,
+    CoreEvent,
+    create_core,
+    require_installed_core,
+)
 from rawp_adapter_sdk._translate import TurnTranslator
 from rawp_adapters import (
     Adapter,
     AdapterSettings,
     AgentExit,
     AgentFailure,
+    AgentMetadata,
     CloseResult,
     InvalidSettingsError,
     SessionContext,
@@ -40,7 +48,9 @@ class SdkSettings(AdapterSettings):
     core: str = Field(
         default=DEFAULT_CORE,
         description="The agent core: a name in the `rawp_adapters.sdk_cores` entry-point "
-        "group (`demo`, `claude`, …) or an import path `package.module:Factory`.",
+        "group (`demo`, `claude`, …) or an import path `package.module:Factory` (refused "
+        "when the host sets `AgentMetadata.allow_import_paths` False, as the CLI does "
+        "without `--allow-import-path`).",
     )
     core_options: dict[str, Any] = Field(
         default_factory=dict, description="Keyword arguments for the core's factory."
@@ -79,6 +89,15 @@ class SdkAdapter(Adapter):
         self.settings: SdkSettings = settings
         self.core = core if core is not None else create_core(settings.core, settings.core_options)
         self._ctx: SessionContext | None = None
+
+    @classmethod
+    def from_metadata(cls, metadata: AgentMetadata) -> Self:
+        """As :meth:`Adapter.from_metadata`; without ``allow_import_paths`` the core must
+        be an installed one (checked before anything is imported)."""
+        core = metadata.settings.get("core", DEFAULT_CORE)
+        if not metadata.allow_import_paths and isinstance(core, str):
+            require_installed_core(core)
+        return super().from_metadata(metadata)
 
     @classmethod
     def for_core(cls, core: AgentCore, *, permission_timeout_ms: int = 60_000) -> SdkAdapter:

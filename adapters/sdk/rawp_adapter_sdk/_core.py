@@ -260,6 +260,19 @@ def installed_cores() -> list[InstalledCore]:
     ]
 
 
+def require_installed_core(core: str) -> None:
+    """Raise :class:`InvalidSettingsError` unless ``core`` names an installed core: for
+    hosts that take settings from outside and so must not import code a setting names."""
+    if core in _core_entry_points():
+        return
+    names = ", ".join(c.name for c in installed_cores()) or "none"
+    raise InvalidSettingsError(
+        f"SDK agent core {core!r} is not an installed core (installed cores: {names}); "
+        "this host does not import code named in settings. Allow import paths with "
+        "--allow-import-path (rawp-adapters serve/run) or AgentMetadata(allow_import_paths=True)"
+    )
+
+
 def load_core_factory(core: str) -> CoreFactory:
     """The factory of a core named by entry point (``"demo"``) or import path
     (``"package.module:Factory"``). Raises :class:`InvalidSettingsError`."""
