@@ -80,7 +80,9 @@ class CloseResult:
     signal: str | None = None
 
 
-OutcomeReason = Literal["answered", "timeout", "aborted", "closed", "malformed", "cancelled"]
+OutcomeReason = Literal[
+    "answered", "timeout", "aborted", "closed", "malformed", "cancelled", "overloaded"
+]
 
 
 @dataclass(frozen=True, slots=True)

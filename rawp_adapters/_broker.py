@@ -18,6 +18,7 @@ from rawp_adapters._frames import (
     InteractionRequest,
     InteractionResponse,
     InteractionType,
+    SessionErrorCode,
 )
 
 _REMEMBERED_FINISHED = 1024
@@ -57,6 +58,14 @@ def judge(request: InteractionRequest, response: InteractionResponse) -> Interac
     return InteractionOutcome(decision="allow", reason="answered", value=value)
 
 
+def _expected(request: InteractionRequest) -> str:
+    if request.interaction_type in ("PERMISSION", "CONFIRM"):
+        return "decision must be allow or deny"
+    if request.interaction_type == "SELECT" and request.options:
+        return f"value must be one of {request.options}"
+    return "a value is required"
+
+
 class InteractionBroker:
     """Holds the open interactions of one session. Several may be open at once."""
 
@@ -64,13 +73,15 @@ class InteractionBroker:
         self,
         *,
         publish: Callable[[InteractionRequest], None],
-        report_unknown: Callable[[str, str], None],
+        report: Callable[[SessionErrorCode, str], None],
         default_timeout_ms: int,
+        max_open: int,
         log: BoundLogger,
     ) -> None:
         self._publish = publish
-        self._report_unknown = report_unknown
+        self._report = report
         self._default_timeout_ms = default_timeout_ms
+        self._max_open = max_open
         self._log = log
         self._open: dict[str, _Pending] = {}
         self._finished: OrderedDict[str, OutcomeReason] = OrderedDict()
@@ -90,6 +101,10 @@ class InteractionBroker:
         context: InteractionContext | Mapping[str, Any] | None = None,
         timeout_ms: int | None = None,
     ) -> InteractionOutcome:
+        if len(self._open) >= self._max_open:
+            # An agent asking faster than anyone answers: memory stays bounded.
+            self._log.warning("interaction denied: too many open", limit=self._max_open)
+            return _deny("overloaded")
         if context is None:
             context = InteractionContext()
         elif not isinstance(context, InteractionContext):
@@ -119,8 +134,19 @@ class InteractionBroker:
 
     def answer(self, response: InteractionResponse) -> None:
         pending = self._open.get(response.interaction_id)
-        if pending is None or not pending.resolve(judge(pending.request, response)):
+        if pending is None:
             self._unknown(response.interaction_id)
+            return
+        outcome = judge(pending.request, response)
+        if not pending.resolve(outcome):
+            self._unknown(response.interaction_id)
+        elif outcome.reason == "malformed":
+            self._report(
+                SessionErrorCode.INVALID_FRAME,
+                f"the answer to {pending.request.interaction_type} interaction "
+                f"{response.interaction_id} is malformed ({_expected(pending.request)}); "
+                "it was denied",
+            )
 
     def expire(self, interaction_id: str) -> None:
         """``control.interaction.timeout``: the Master gave up; the agent gets deny."""
@@ -161,7 +187,7 @@ class InteractionBroker:
         else:
             self._log.warning("answer for unknown interaction", interaction_id=interaction_id)
             detail = f"no open interaction {interaction_id}; ignored"
-        self._report_unknown(interaction_id, detail)
+        self._report(SessionErrorCode.UNKNOWN_INTERACTION, detail)
 
     def _forget(self, interaction_id: str, pending: _Pending) -> None:
         self._open.pop(interaction_id, None)

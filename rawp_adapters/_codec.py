@@ -3,18 +3,35 @@
 U+2028 and U+2029 are written escaped (``\\u2028``), which JSON allows, so even a
 reader that splits on Unicode line separators cannot break a frame; they decode
 back to the same characters.
+
+Hostile input is refused here, at the edge, so nothing downstream meets it: JSON
+nested deeper than :data:`MAX_NESTING`, a string holding a lone UTF-16 surrogate
+(it cannot be written back out as UTF-8), and a ``version`` of another major
+protocol version. Writing never fails on text an agent produced: lone surrogates
+are replaced with U+FFFD (and logged).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any, Final, get_args
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from rawp_adapters._errors import FrameError
-from rawp_adapters._frames import ClientFrame, ControlFrame, Envelope, Payload, UnknownFrame
+from rawp_adapters._frames import (
+    DPS_VERSION,
+    ClientFrame,
+    ControlFrame,
+    Envelope,
+    Payload,
+    SessionErrorCode,
+    UnknownFrame,
+)
+from rawp_adapters._logging import get_logger
 
 _FRAME_CLASSES: Final[tuple[type[Envelope], ...]] = (
     *get_args(ClientFrame),
@@ -39,13 +56,40 @@ CONTROL_FRAME_TYPES: Final[frozenset[str]] = frozenset(
     cls.model_fields["type"].default for cls in get_args(ControlFrame)
 )
 
+MAX_NESTING: Final = 64
+"""Deepest nesting of arrays and objects a frame may have [ours]."""
+
 _LS: Final = "\u2028".encode()
 _PS: Final = "\u2029".encode()
+_SURROGATE_TEXT: Final = re.compile("[\ud800-\udfff]")
+_MAYBE_SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+"""A surrogate written as a JSON escape, or raw (``json.loads`` lets raw ones through)."""
+_VERSION: Final = re.compile(r"rawp-dps-(\d+)\.\d+")
+_MAJOR: Final = DPS_VERSION.split("-")[-1].split(".")[0]
+
+_log = get_logger("rawp_adapters.codec")
 
 
 def encode_frame(frame: Envelope) -> bytes:
-    """One frame as one line of compact JSON, ending in ``\\n``."""
-    line = frame.model_dump_json(exclude_none=True).encode()
+    """One frame as one line of compact JSON, ending in ``\\n``.
+
+    Text holding a lone surrogate (which UTF-8 cannot carry) is written with U+FFFD
+    in its place, and logged: a frame is never lost, so ``seq`` keeps no gaps.
+    """
+    try:
+        line = frame.model_dump_json(exclude_none=True).encode()
+    except PydanticSerializationError:
+        text = json.dumps(
+            frame.model_dump(mode="json", exclude_none=True),
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        _log.warning(
+            "lone surrogates replaced with U+FFFD in an outgoing frame",
+            frame_type=frame.type,
+            seq=frame.seq,
+        )
+        line = _SURROGATE_TEXT.sub("\ufffd", text).encode()
     if _LS in line or _PS in line:
         line = line.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
     return line + b"\n"
@@ -56,21 +100,79 @@ def decode_frame(line: bytes | str) -> ClientFrame | ControlFrame | UnknownFrame
 
     A frame whose ``type`` is not known comes back as :class:`UnknownFrame`, not an
     error (readers skip it). Anything else that is not a valid frame raises
-    :class:`FrameError`.
+    :class:`FrameError`: not JSON, not an object, nested deeper than
+    :data:`MAX_NESTING`, a lone surrogate in a string, another major ``version``, or
+    a payload that does not fit its type.
     """
+    raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
     try:
-        data = json.loads(line)
+        data = json.loads(raw)
+    except RecursionError:
+        raise FrameError(f"nested deeper than {MAX_NESTING} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise FrameError(f"not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise FrameError("a frame must be a JSON object")
+    deep = raw.count(b"[") + raw.count(b"{") > MAX_NESTING
+    if deep or _MAYBE_SURROGATE.search(raw):
+        _check_values(data)
     return frame_from_dict(data)
+
+
+def _check_values(data: dict[str, Any]) -> None:
+    """Refuse nesting past :data:`MAX_NESTING` and strings with lone surrogates."""
+    stack: list[tuple[Any, int, str]] = [(data, 1, "")]
+    while stack:
+        value, depth, path = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE_TEXT.search(value):
+                where = path or "(frame)"
+                raise FrameError(
+                    f"{where}: text holds a lone UTF-16 surrogate, which UTF-8 cannot carry",
+                    frame_type=_type_of(data),
+                    data=data,
+                )
+            continue
+        if isinstance(value, dict | list):
+            if depth > MAX_NESTING:
+                raise FrameError(
+                    f"nested deeper than {MAX_NESTING} levels", frame_type=_type_of(data)
+                )
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                name = f"{path}.{key}" if path else str(key)
+                stack.append((key, depth, name))
+                stack.append((item, depth + 1, name))
+
+
+def _type_of(data: dict[str, Any]) -> str | None:
+    frame_type = data.get("type")
+    return frame_type if isinstance(frame_type, str) and frame_type.isprintable() else None
+
+
+def check_version(version: object) -> None:
+    """Any ``rawp-dps-<our major>.<minor>`` is read (a later minor only adds optional
+    fields and frame types, which readers ignore); anything else is refused."""
+    if version == DPS_VERSION:
+        return
+    match = _VERSION.fullmatch(version) if isinstance(version, str) else None
+    if match is None or match.group(1) != _MAJOR:
+        raise FrameError(
+            f"unsupported version {version!r}: this session speaks {DPS_VERSION} "
+            f"(any rawp-dps-{_MAJOR}.x is read)",
+            code=SessionErrorCode.UNSUPPORTED_VERSION,
+        )
 
 
 def frame_from_dict(data: dict[str, Any]) -> ClientFrame | ControlFrame | UnknownFrame:
     frame_type = data.get("type")
     if not isinstance(frame_type, str):
         raise FrameError("a frame needs a string 'type'", data=data)
+    if "version" in data:
+        try:
+            check_version(data["version"])
+        except FrameError as exc:
+            raise FrameError(str(exc), code=exc.code, frame_type=frame_type, data=data) from None
     cls = FRAME_CLASS_BY_TYPE.get(frame_type)
     try:
         if cls is None:

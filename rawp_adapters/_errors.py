@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from rawp_adapters._frames import AgentError, AgentErrorCode
+from rawp_adapters._frames import AgentError, AgentErrorCode, SessionErrorCode
 
 
 class RawpError(Exception):
@@ -26,13 +26,20 @@ class FrameError(RawpError, ValueError):
     """A line or object is not a valid DPS frame.
 
     ``frame_type`` is the frame's ``type`` when it could be read; ``data`` is the
-    decoded JSON object when the line was JSON at all.
+    decoded JSON object when the line was JSON at all; ``code`` is the
+    ``session.error`` code a session answers it with.
     """
 
     def __init__(
-        self, message: str, *, frame_type: str | None = None, data: dict[str, Any] | None = None
+        self,
+        message: str,
+        *,
+        code: SessionErrorCode = SessionErrorCode.INVALID_FRAME,
+        frame_type: str | None = None,
+        data: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
+        self.code = code
         self.frame_type = frame_type
         self.data = data
 

@@ -31,6 +31,7 @@ from rawp_adapters._broker import InteractionBroker
 from rawp_adapters._codec import (
     CLIENT_FRAME_TYPES,
     FRAME_CLASS_BY_PAYLOAD,
+    check_version,
     decode_frame,
     utc_timestamp,
 )
@@ -87,6 +88,12 @@ class SessionOptions:
     """After an abort, how long the turn may take to end before it is ended for it."""
     close_timeout: float = 30.0
     """Bound on the adapter's own shutdown."""
+    max_open_interactions: int = 256
+    """Questions an agent may have open at once; more are denied at once."""
+
+
+_REMEMBERED_UNKNOWN_TYPES = 64
+"""Distinct unknown control frame types logged once each; later ones are not logged."""
 
 
 UNFINISHED_TOOL_OUTPUT = "The turn ended before this tool call finished."
@@ -137,6 +144,8 @@ class Session:
         self._sealed = False
         self._ready = False
         self._early: list[ClientPayload] = []
+        self._early_dropped = 0
+        self._unanswered_errors = 0
         self._features: Features | None = None
         self._state: AgentState | None = None
         self._turn: _ActiveTurn | None = None
@@ -148,8 +157,9 @@ class Session:
         self._context = _Context(self)
         self._broker = InteractionBroker(
             publish=self._publish_interaction,
-            report_unknown=self._report_unknown_interaction,
+            report=self._session_error,
             default_timeout_ms=options.interaction_timeout_ms,
+            max_open=options.max_open_interactions,
             log=self._log,
         )
 
@@ -190,6 +200,12 @@ class Session:
                 SessionErrorCode.SESSION_CLOSED, f"session is closing; {frame.type} ignored"
             )
             return
+        if frame.version != DPS_VERSION:
+            try:
+                check_version(frame.version)
+            except FrameError as exc:
+                self._on_invalid_frame(exc)
+                return
         if frame.session_id != self.session_id:
             self._session_error(
                 SessionErrorCode.INVALID_FRAME,
@@ -281,6 +297,15 @@ class Session:
         early, self._early = self._early, []
         for payload in early:
             self._put(payload)
+        if self._early_dropped:
+            self._put(
+                AgentError(
+                    severity="warning",
+                    error_code=AgentErrorCode.PROTOCOL_ERROR,
+                    message=f"{self._early_dropped} frames the agent produced before it was "
+                    f"ready were dropped (more than {self.options.frame_buffer})",
+                )
+            )
         if failure is not None:
             await self._close("error", AgentExit(error=failure))
         elif self._exit_before_ready is not None:
@@ -321,6 +346,7 @@ class Session:
                     agent_exit.signal or result.signal,
                 )
             self._set_state("stopped")
+            self._put_unanswered_summary()
             self._put(
                 SessionClosed(reason=reason, exit_code=result.exit_code, signal=result.signal)
             )
@@ -494,9 +520,15 @@ class Session:
             )
 
     def _on_unknown(self, frame: UnknownFrame) -> None:
-        if frame.type not in self._unknown_types:
-            self._unknown_types.add(frame.type)
-            self._log.info("unknown control frame type skipped", frame_type=frame.type)
+        known = self._unknown_types
+        if frame.type in known or len(known) > _REMEMBERED_UNKNOWN_TYPES:
+            return
+        if len(known) == _REMEMBERED_UNKNOWN_TYPES:
+            known.add("")  # full: logged once, then nothing more is remembered
+            self._log.info("unknown control frame types are no longer logged")
+            return
+        known.add(frame.type[:200])
+        self._log.info("unknown control frame type skipped", frame_type=frame.type[:200])
 
     def _on_invalid_frame(self, exc: FrameError) -> None:
         if exc.frame_type == "control.interaction.response" and exc.data is not None:
@@ -504,7 +536,7 @@ class Session:
             interaction_id = payload.get("interaction_id") if isinstance(payload, dict) else None
             if isinstance(interaction_id, str):
                 self._broker.reject_malformed(interaction_id)
-        self._session_error(SessionErrorCode.INVALID_FRAME, str(exc))
+        self._session_error(exc.code, str(exc))
 
     # ------------------------------------------------------------ emitting
 
@@ -513,7 +545,10 @@ class Session:
             self._log.warning("frame after session.closed dropped", payload=type(payload).__name__)
             return
         if not self._ready:
-            self._early.append(payload)
+            if len(self._early) < self.options.frame_buffer:
+                self._early.append(payload)
+            else:
+                self._early_dropped += 1
             return
         active = self._turn
         turn_id = getattr(payload, "turn_id", None)
@@ -554,8 +589,26 @@ class Session:
             await self._queue.wait_for_room()
 
     def _session_error(self, code: SessionErrorCode, message: str) -> None:
+        """Answer the Master's input. While the Master is not reading (the queue is at
+        its bound) answers are counted, not queued, and summed up in one once it reads."""
         self._log.info("session error", error_code=code.value, detail=message)
+        if self._queue.full and not self._closing:
+            self._unanswered_errors += 1
+            return
+        self._put_unanswered_summary()
         self._put(SessionError(error_code=code, message=message, fatal=False))
+
+    def _put_unanswered_summary(self) -> None:
+        if self._unanswered_errors:
+            count, self._unanswered_errors = self._unanswered_errors, 0
+            self._put(
+                SessionError(
+                    error_code=SessionErrorCode.INVALID_FRAME,
+                    message=f"{count} control frames were refused without an answer each "
+                    "while the Master was not reading its frames",
+                    fatal=False,
+                )
+            )
 
     def _set_state(self, state: AgentState) -> None:
         if state in ("idle", "busy") and self._broker.open_count:
@@ -578,9 +631,6 @@ class Session:
             self._set_state("compacting")
         else:
             self._set_state("idle")
-
-    def _report_unknown_interaction(self, interaction_id: str, detail: str) -> None:
-        self._session_error(SessionErrorCode.UNKNOWN_INTERACTION, detail)
 
 
 class _Context:

@@ -3,12 +3,14 @@
 Control frames come in on stdin, DPS frames go out on stdout, one per line. Bad
 input is answered with ``session.error`` INVALID_FRAME by the session runtime.
 End of stdin ends the session; the process exits once ``session.closed`` is out.
+SIGTERM, SIGHUP and SIGINT end it the same way, and the exit code is then 128+N.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import signal
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
 from typing import Final
@@ -26,6 +28,7 @@ from rawp_adapters.cli._threads import DaemonWorker, daemon_worker
 
 READ_CHUNK: Final = 64 * 1024
 _PENDING_WRITES: Final = 256
+STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 _log = get_logger("rawp_adapters.cli.serve")
 
@@ -34,21 +37,41 @@ async def serve_stdio(
     adapter: Adapter, *, workspace: Path, stdin_fd: int, stdout_fd: int, max_line_bytes: int
 ) -> int:
     """Bridge one session between the two file descriptors. Returns the exit code:
-    0 once ``session.closed`` is written, 1 if stdout broke first."""
+    0 once ``session.closed`` is written, 1 if stdout broke first, 128+N when signal N
+    ended the session."""
     send, receive = anyio.create_memory_object_stream[bytes](_PENDING_WRITES)
-    async with (
-        daemon_worker("rawp-stdin") as reader,
-        daemon_worker("rawp-stdout") as writer,
-        open_session(adapter, workspace=workspace) as session,
-        anyio.create_task_group() as tg,
-    ):
-        tg.start_soon(_read_control, session, reader, stdin_fd, max_line_bytes)
-        tg.start_soon(_encode_frames, session, send)
-        written = await _write_lines(
-            receive, writer, stdout_fd, on_broken=partial(tg.start_soon, session.close)
-        )
-        tg.cancel_scope.cancel()
+    stopped_by: list[int] = []
+    # Listening from the start: a signal that comes while the agent starts is kept
+    # and ends the session as soon as it is up.
+    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async with (
+            daemon_worker("rawp-stdin") as reader,
+            daemon_worker("rawp-stdout") as writer,
+            open_session(adapter, workspace=workspace) as session,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(_read_control, session, reader, stdin_fd, max_line_bytes)
+            tg.start_soon(_encode_frames, session, send)
+            tg.start_soon(_close_on_signal, session, signals, stopped_by)
+            written = await _write_lines(
+                receive, writer, stdout_fd, on_broken=partial(tg.start_soon, session.close)
+            )
+            tg.cancel_scope.cancel()
+    if stopped_by:
+        return 128 + stopped_by[0]
     return 0 if written else 1
+
+
+async def _close_on_signal(
+    session: Session, signals: AsyncIterator[int], stopped_by: list[int]
+) -> None:
+    """The first stop signal ends the session as end of stdin does; later ones are
+    ignored while it closes (every step of a close is bounded)."""
+    async for signum in signals:
+        if not stopped_by:
+            stopped_by.append(signum)
+            _log.info("signal received; ending the session", signal=signal.Signals(signum).name)
+            await session.close()
 
 
 async def _read_control(

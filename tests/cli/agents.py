@@ -82,6 +82,13 @@ async def print_to_stdout(turn: Turn, ctx: SessionContext) -> TurnResult:
     return await say_hello(turn, ctx)
 
 
+async def say_a_lone_surrogate(turn: Turn, ctx: SessionContext) -> TurnResult:
+    """Text no UTF-8 writer can carry as it is, as a buggy agent may produce."""
+    await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text="bad \udc00 text"))
+    await ctx.emit(TextDone(turn_id=turn.turn_id, index=0, text="bad \udc00 text"))
+    return TurnResult()
+
+
 FLOOD = 3000
 
 
@@ -99,11 +106,14 @@ SCRIPTS: dict[str, Script] = {
     "fail": fail,
     "print": print_to_stdout,
     "flood": flood,
+    "surrogate": say_a_lone_surrogate,
 }
 
 
 class PluginSettings(AdapterSettings):
-    script: Literal["hello", "ask", "think", "fail", "print", "flood", "wait_for_abort"] = "hello"
+    script: Literal[
+        "hello", "ask", "think", "fail", "print", "flood", "surrogate", "wait_for_abort"
+    ] = "hello"
 
 
 class PluginAdapter(ScriptedAdapter):
