@@ -43,6 +43,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         parser.error(f"--workspace {args.workspace} is not a directory")
+    if args.backend == "trio" and not _trio_installed():
+        sys.stderr.write(
+            "rawp-adapters: --backend trio needs trio: pip install 'rawp-adapters[trio]'\n"
+        )
+        return EXIT_USAGE
     try:
         adapter = _create_adapter(args)
     except (RawpError, ValueError) as exc:
@@ -159,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend",
         choices=("asyncio", "trio"),
         default="asyncio",
-        help="event loop to run on (default: asyncio)",
+        help="event loop to run on (default: asyncio; trio needs rawp-adapters[trio])",
     )
 
     run = commands.add_parser(
@@ -233,6 +238,14 @@ def _positive_int(text: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return number
+
+
+def _trio_installed() -> bool:
+    try:
+        import trio  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _version() -> str:

@@ -14,7 +14,7 @@ from typing import Final, TextIO
 
 import anyio
 
-from rawp_adapters.cli._render import Console
+from rawp_adapters.cli._render import Console, safe_text
 from rawp_adapters.cli._threads import DaemonWorker
 
 _SAVE_CURSOR: Final = "\x1b7"
@@ -107,7 +107,8 @@ async def _count_down(
 ) -> None:
     for remaining in range(total - 1, 0, -1):
         await anyio.sleep_until(deadline - remaining)
-        console.out.write(f"{_SAVE_CURSOR}\r{question} ({remaining:>{width}}s) {_RESTORE_CURSOR}")
+        line = f"{safe_text(question)} ({remaining:>{width}}s) "
+        console.out.write(f"{_SAVE_CURSOR}\r{line}{_RESTORE_CURSOR}")
         console.out.flush()
 
 

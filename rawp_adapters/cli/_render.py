@@ -32,6 +32,26 @@ _VALUE_LIMIT: Final = 40
 _SUMMARY_LIMIT: Final = 100
 _STDERR_LINES: Final = 10
 
+_UNSAFE: Final = [
+    *range(0x09),
+    *range(0x0B, 0x20),
+    *range(0x7F, 0xA0),
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+]
+"""Control characters (all but tab and newline), DEL, the C1 controls (0x9b is an
+8-bit CSI) and the bidi overrides: text with them could drive the terminal (OSC 52
+clipboard writes, titles, erasing lines) or show other text than it holds."""
+_VISIBLE: Final = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNSAFE}
+
+
+def safe_text(text: str) -> str:
+    """Untrusted text (an agent's) made harmless for a terminal: control characters
+    are shown as escapes (``\\x1b``) instead of acting; ``\\r\\n`` is a line end."""
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    return text.translate(_VISIBLE)
+
 
 class Console:
     """A text stream that knows whether the cursor is at the start of a line and
@@ -48,8 +68,10 @@ class Console:
         return cls(out, styled=is_terminal(out) and "NO_COLOR" not in os.environ)
 
     def write(self, text: str, style: str = "") -> None:
+        """Write ``text``, which may be untrusted: it can never drive the terminal."""
         if not text:
             return
+        text = safe_text(text)
         self.out.write(f"\x1b[{style}m{text}\x1b[0m" if style and self.styled else text)
         self.out.flush()
         self.at_line_start = text.endswith("\n")

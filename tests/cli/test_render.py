@@ -9,6 +9,7 @@ from rawp_adapters import frame_from_dict
 from rawp_adapters.cli._render import (
     Console,
     TerminalView,
+    safe_text,
     summarize_input,
     summarize_output,
 )
@@ -128,3 +129,35 @@ def test_tool_output_summary_is_the_first_line_and_a_count_of_the_rest() -> None
     assert summarize_output("\n  \n") == "done"
     assert summarize_output("one\n\ntwo\nthree") == "one (+2 more lines)"
     assert summarize_output({"todos": 1}) == '{"todos": 1}'
+
+
+HOSTILE = (
+    "\x1b]52;c;ZXZpbA==\x07"  # OSC 52: write the clipboard
+    "\x1b]0;owned\x07"  # set the window title
+    "\x1b[2K\r"  # erase the line, back to its start
+    "\x9b2J"  # 8-bit CSI: clear the screen
+    "\u202eevil"  # right-to-left override
+)
+
+
+def test_agent_text_cannot_drive_the_terminal_anywhere_it_is_shown() -> None:
+    shown = render(
+        frame("agent.text.delta", turn_id="t", index=0, text=f"hi {HOSTILE}\r\nnext"),
+        frame("agent.thinking.delta", turn_id="t", index=1, text=HOSTILE),
+        frame("tool.invoke.request", invocation_id="c", tool_name=HOSTILE, input={"x": HOSTILE}),
+        frame("tool.invoke.result", invocation_id="c", output_type="text", output=HOSTILE),
+        frame("agent.error", severity="error", error_code="X", message=HOSTILE),
+        styled=True,
+    )
+    own_styles = shown.replace("\x1b[2m", "").replace("\x1b[0m", "").replace("\x1b[1m", "")
+    own_styles = own_styles.replace("\x1b[31m", "")
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e", "\r"):
+        assert raw not in own_styles
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in shown, "shown as visible escapes instead"
+    assert "hi " in shown
+    assert "\nnext" in shown, "a CRLF line end is a line end"
+
+
+def test_safe_text_keeps_ordinary_text_tabs_and_newlines() -> None:
+    text = "tab\there\nnon-ASCII é 漢字 🙂"
+    assert safe_text(text) == text

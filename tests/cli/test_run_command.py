@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from rawp_adapters import LineFramer, decode_frame
 from rawp_adapters.frames import TurnEndFrame
 from rawp_adapters.testing import assert_valid_stream
-from tests.cli.conftest import CLI, WAIT, frames_of, run_cli
+from tests.cli.conftest import CLI, REPO_ROOT, WAIT, frames_of, run_cli
 
 DEMO_FILE = "rawp-demo.txt"
 FAST = ("--setting", 'core_options={"delay_ms": 0}')
@@ -111,3 +112,26 @@ def test_the_console_script_is_installed_next_to_the_interpreter() -> None:
     result = subprocess.run([str(script), "--version"], capture_output=True, timeout=WAIT)
     assert result.returncode == 0
     assert result.stdout.decode().startswith("rawp-adapters ")
+
+
+def test_the_trio_backend_without_trio_installed_is_a_one_line_error(tmp_path: Path) -> None:
+    hidden = tmp_path / "no-trio"
+    (hidden / "trio").mkdir(parents=True)
+    (hidden / "trio" / "__init__.py").write_text("raise ImportError('No module named trio')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hidden), str(REPO_ROOT)])}
+    result = run_cli("run", "--backend", "trio", "hi", cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert result.stderr.decode() == (
+        "rawp-adapters: --backend trio needs trio: pip install 'rawp-adapters[trio]'\n"
+    )
+
+
+def test_an_sdk_core_given_by_import_path_needs_the_explicit_flag(tmp_path: Path) -> None:
+    core = ("--setting", "core=rawp_adapter_sdk.cores.demo:DemoCore", *FAST)
+    refused = run_cli("run", *core, "--no", "hi", cwd=tmp_path)
+    assert refused.returncode == 2
+    message = refused.stderr.decode()
+    assert "--allow-import-path" in message
+    assert message.count("\n") == 1
+    allowed = run_cli("run", *core, "--allow-import-path", "--no", "hi", cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
