@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rawp_adapter_process._translate import RunEnded, RunStarted, Translator
+from rawp_adapter_process._translate import SIGNALS, RunEnded, Translator
 from rawp_adapter_process._wire import Response, decode_line
 
 from rawp_adapters.frames import TextDelta, TextDone, ToolInvokeRequest, ToolInvokeResult
@@ -42,11 +42,13 @@ def replay(transcript: Path) -> list[dict[str, Any]]:
                 translator.begin_turn(f"turn-{turns}")
             continue
         for output in translator.feed(message):
-            if isinstance(output, RunStarted):
-                continue
-            if not isinstance(output, RunEnded):
+            if not isinstance(output, SIGNALS):
                 entries.append({"payload": type(output).__name__, **output.model_dump()})
-            elif output.terminal is not False and translator.turn_id is not None:
+            elif (
+                isinstance(output, RunEnded)
+                and output.terminal is not False
+                and translator.turn_id is not None
+            ):
                 outcome = translator.finish_turn()
                 usage = outcome.usage.model_dump() if outcome.usage is not None else None
                 entries.append(

@@ -30,6 +30,7 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import (
     SessionDriver,
+    TurnRecord,
     allow_all,
     deny_all,
     drive,
@@ -37,7 +38,13 @@ from rawp_adapters.testing import (
     run_conformance,
 )
 from tests.process.helpers import running
-from tests.support.llm_openai import DEFAULT_TEXT, SUMMARY_TEXT, ScriptedOpenAI
+from tests.support.llm_openai import (
+    CUT_STREAM,
+    DEFAULT_TEXT,
+    FAIL_FIRST,
+    SUMMARY_TEXT,
+    ScriptedOpenAI,
+)
 from tests.support.peers import PEER_NAMES, PeerName, make_peer, peer_available
 
 pytestmark = [pytest.mark.anyio, pytest.mark.peers]
@@ -56,6 +63,9 @@ TIMEOUT = 60.0
 """Bound of every wait on a real agent (a cold start under load takes a few seconds)."""
 BACKGROUND_SLEEP = "RUN_BASH sh -c 'sleep 300 >/dev/null 2>&1 & echo $!'"
 """A tool call that leaves an orphaned process behind and says its pid."""
+QUICK_RETRIES = {"retry": {"maxRetries": 2, "baseDelayMs": 200, "provider": {"maxRetries": 0}}}
+"""The agents' own retries of a failed model call, 2 of them from 200 ms (pi's HTTP
+client retries nothing itself; omp's retries once, which ``FAIL_FIRST_2`` gets past)."""
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +75,15 @@ def llm() -> Iterator[ScriptedOpenAI]:
 
 
 def peer_adapter(
-    name: PeerName, llm: ScriptedOpenAI, home: Path, **settings: Any
+    name: PeerName,
+    llm: ScriptedOpenAI,
+    home: Path,
+    agent_settings: dict[str, Any] | None = None,
+    **settings: Any,
 ) -> tuple[ProcessAdapter, Path]:
-    """The adapter running an isolated ``name`` against ``llm``, and its workspace."""
-    peer = make_peer(name, llm_base_url=llm.base_url, home=home)
+    """The adapter running an isolated ``name`` (with ``agent_settings`` in its own
+    settings file) against ``llm``, and its workspace."""
+    peer = make_peer(name, llm_base_url=llm.base_url, home=home, settings=agent_settings)
     adapter = ProcessAdapter.from_settings(
         {
             "command": peer.argv,
@@ -251,6 +266,53 @@ async def test_abort_mid_stream_then_compaction_and_the_session_goes_on(
     assert compacted.payload.summary is not None
     assert SUMMARY_TEXT.splitlines()[0] in compacted.payload.summary
     assert after.text == DEFAULT_TEXT
+
+
+def frames_between(d: SessionDriver, first: TurnRecord, second: TurnRecord) -> list[str]:
+    """The frames after ``first`` ended and before ``second`` started (but the session's
+    own ``agent.state.changed``)."""
+    start = d.frames.index(first.end) + 1
+    gap = d.frames[start : d.frames.index(second.frames[0])]
+    return [frame.type for frame in gap if frame.type != "agent.state.changed"]
+
+
+@pytest.mark.parametrize("name", PEERS)
+async def test_a_turn_stays_open_while_the_agent_retries_a_failed_model_call(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path, QUICK_RETRIES)
+    flaky = f"{FAIL_FIRST}_2_CUT ({tmp_path.name})"  # its own failures on the shared server
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        retried = await d.prompt(flaky)
+        after = await d.prompt("Say hello.")
+
+    assert retried.stop_reason == "end_turn"
+    assert retried.text.endswith(DEFAULT_TEXT)
+    warnings = retried.of_type(AgentErrorFrame)
+    assert warnings
+    assert all(w.payload.severity == "warning" for w in warnings)
+    assert "the agent retries it in" in warnings[0].payload.message
+    assert frames_between(d, retried, after) == []
+    assert (after.stop_reason, after.text) == ("end_turn", DEFAULT_TEXT)
+    assert not after.of_type(AgentErrorFrame)
+
+
+@pytest.mark.parametrize("name", PEERS)
+async def test_retries_that_give_up_end_their_turn_with_an_error_and_leave_the_next_alone(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path, QUICK_RETRIES)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        failed = await d.prompt(CUT_STREAM)
+        after = await d.prompt("Say hello.")
+
+    assert failed.stop_reason == "error"
+    errors = failed.of_type(AgentErrorFrame)
+    # One warning per retry (QUICK_RETRIES: 2), then the error the last attempt ended with.
+    assert [e.payload.severity for e in errors] == ["warning", "warning", "error"]
+    assert frames_between(d, failed, after) == []
+    assert (after.stop_reason, after.text) == ("end_turn", DEFAULT_TEXT)
+    assert not after.of_type(AgentErrorFrame)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)

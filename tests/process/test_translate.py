@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from rawp_adapter_process._translate import (
     Output,
+    RetriesEnded,
     RunEnded,
     RunStarted,
     Translator,
@@ -210,6 +211,75 @@ def test_a_retried_error_ends_with_the_final_error_after_a_warning(
     assert [w.severity for w in warnings] == ["warning"]
     assert "attempt 1/3" in warnings[0].message
     assert translator.finish_turn().error == "gave up"
+
+
+def pi_failed_run(error: str = "terminated") -> list[dict[str, Any]]:
+    """What pi writes when a model call fails: the run ends, then it announces a retry."""
+    failed = {"role": "assistant", "stopReason": "error", "errorMessage": error}
+    return [
+        {"type": "agent_start"},
+        update("text_delta", delta="partial"),
+        {"type": "message_end", "message": failed},
+        {"type": "agent_end", "messages": [failed]},
+    ]
+
+
+def retry_start(attempt: int, delay_ms: float = 300.0) -> dict[str, Any]:
+    return {
+        "type": "auto_retry_start",
+        "attempt": attempt,
+        "maxAttempts": 2,
+        "delayMs": delay_ms,
+        "errorMessage": "terminated",
+    }
+
+
+def test_a_retry_the_agent_waits_for_keeps_the_turn_busy_until_the_retry_runs(
+    translator: Translator,
+) -> None:
+    out = feed(translator, *pi_failed_run(), retry_start(1, delay_ms=2000))
+    assert out[-2] == RunEnded(terminal=None)
+    (warning,) = [p for p in out if isinstance(p, AgentError)]
+    assert (warning.severity, warning.error_code) == ("warning", "AGENT_ERROR")
+    assert "retries it in 2 s (attempt 1/2)" in warning.message
+    assert "terminated" in warning.message
+    assert translator.retry_pending
+    assert translator.retry_delay == 2.0
+    assert feed(translator, {"type": "agent_start"}) == [RunStarted()]
+    assert not translator.retry_pending
+    out = feed(
+        translator,
+        update("text_delta", delta="retried"),
+        message_end(),
+        {"type": "auto_retry_end", "success": True, "attempt": 1},
+        {"type": "agent_end", "messages": []},
+    )
+    assert RetriesEnded() in out
+    assert out[-1] == RunEnded(terminal=None)
+    outcome = translator.finish_turn()
+    assert (outcome.stop_reason, outcome.error) == ("end_turn", None)
+
+
+def test_retries_that_give_up_end_the_wait_and_the_turn_with_their_final_error(
+    translator: Translator,
+) -> None:
+    feed(translator, *pi_failed_run(), retry_start(1), *pi_failed_run(), retry_start(2))
+    assert translator.retry_pending
+    out = feed(
+        translator,
+        *pi_failed_run("still terminated"),
+        {"type": "auto_retry_end", "success": False, "attempt": 2, "finalError": "gave up"},
+    )
+    assert out[-1] == RetriesEnded()
+    assert not translator.retry_pending
+    assert translator.finish_turn().error == "gave up"
+
+
+def test_a_retry_cancelled_before_it_ran_is_no_longer_pending(translator: Translator) -> None:
+    feed(translator, *pi_failed_run(), retry_start(1))
+    retry_end = {"type": "auto_retry_end", "success": False, "finalError": "Retry cancelled"}
+    assert feed(translator, retry_end) == [RetriesEnded()]
+    assert not translator.retry_pending
 
 
 def test_a_failure_before_streaming_is_read_from_agent_end(translator: Translator) -> None:

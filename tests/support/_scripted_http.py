@@ -195,11 +195,15 @@ class ScriptedHandler(BaseHTTPRequestHandler, Generic[OwnerT]):
         if self.command != "HEAD":
             self._write(data)
 
-    def _stream(self, events: Iterable[tuple[str, bool]], delta_delay_s: float) -> None:
+    def _stream(
+        self, events: Iterable[tuple[str, bool]], delta_delay_s: float, *, cut: bool = False
+    ) -> None:
         """Send ``(server-sent event, is_content_delta)`` pairs with chunked encoding.
 
         Content deltas are ``delta_delay_s`` apart. A client that goes away, or the server
-        closing, ends the stream early; it is counted in ``aborted_streams``.
+        closing, ends the stream early; it is counted in ``aborted_streams``. With ``cut``
+        the connection is dropped after the events, without the stream's last chunk (a
+        provider failing mid-stream).
         """
         owner = self.server.owner
         self.send_response(200)
@@ -214,6 +218,11 @@ class ScriptedHandler(BaseHTTPRequestHandler, Generic[OwnerT]):
                 self._write(b"%x\r\n%s\r\n" % (len(payload), payload))
                 if is_delta and delta_delay_s > 0 and owner._closing.wait(delta_delay_s):
                     raise ClientGone
+            if cut:
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
             self._write(b"0\r\n\r\n")
         except ClientGone:
             owner._note_aborted_stream()

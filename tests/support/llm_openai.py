@@ -39,8 +39,22 @@ Choosing the reply
 
    ``HTTP_<status>`` (e.g. :data:`HTTP_400`)
        HTTP ``status`` with an OpenAI JSON error body (``{"error": {"message":
-       API_ERROR_MESSAGE, "type": ..., "code": ...}}``). 400 fails fast; omp retries 5xx for
-       about 30 s, so avoid 5xx in fast tests.
+       API_ERROR_MESSAGE, "type": ..., "code": ...}}``). 400 fails fast; the agents retry 5xx
+       and 429 by themselves (omp 10 times from 500 ms, pi 3 times from 2 s, doubling), so
+       shorten their ``retry`` settings when a test uses them.
+   ``CUT_STREAM``
+       a stream that breaks before any content: the first chunk (``delta.role``), then the
+       connection is dropped. Both agents retry such a model call by themselves
+       (``auto_retry_start``), past their HTTP clients' own retries (which retry only
+       failures with an HTTP status). omp does not retry a call that already streamed
+       text, which is why nothing is streamed.
+   ``FAIL_FIRST_<n>_<status>`` / ``FAIL_FIRST_<n>_CUT`` (e.g. ``FAIL_FIRST_2_CUT``)
+       the first ``n`` requests with this last user message get HTTP ``status`` as above,
+       or the broken stream of ``CUT_STREAM``; the agent's next retry (the same last user
+       message) gets the reply the rest of the prompt asks for. omp retries a failed
+       request once in its HTTP layer before its session retries (``n`` = 2 reaches
+       those), pi not at all when its ``retry.provider.maxRetries`` is 0. Checked before
+       everything else; the only rule with state (per server).
    ``RUN_BASH <command>``
        text preamble (:data:`TOOL_PREAMBLE`), then a ``bash`` tool call with arguments
        ``{"command": <rest of the line>}``; ``finish_reason`` ``tool_calls``.
@@ -112,8 +126,10 @@ from tests.support._scripted_http import (
 __all__ = [
     "API_ERROR_MESSAGE",
     "COMPACTION_MARKER",
+    "CUT_STREAM",
     "DEFAULT_MODEL",
     "DEFAULT_TEXT",
+    "FAIL_FIRST",
     "HTTP_400",
     "MAX_TOKENS",
     "MAX_TOKENS_TEXT",
@@ -146,6 +162,8 @@ __all__ = [
 # --- keywords (in the last user message; the shared ones come from _scripted_http) ------------
 READ_FILE = "READ_FILE"
 HTTP_400 = "HTTP_400"
+FAIL_FIRST = "FAIL_FIRST"
+CUT_STREAM = "CUT_STREAM"
 COMPACTION_MARKER = "<conversation>"
 
 # --- canned content ----------------------------------------------------------------------------
@@ -163,6 +181,7 @@ DEFAULT_MODEL = "fake-model"
 ReasoningField = Literal["reasoning_content", "reasoning", "reasoning_text"]
 
 _HTTP_STATUS_RE = re.compile(r"\bHTTP_([1-5]\d\d)\b")
+_FAIL_FIRST_RE = re.compile(re.escape(FAIL_FIRST) + r"_(\d+)_([1-5]\d\d|CUT)\b")
 _READ_FILE_RE = re.compile(re.escape(READ_FILE) + r"[ \t]+([^\n]+)")
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -195,7 +214,8 @@ class Reply:
     """What the server answers to one ``POST /v1/chat/completions``.
 
     Reasoning and text ``parts`` are streamed in order, then the ``tool_calls``.
-    ``error_status`` set: answer that HTTP status with a JSON error instead.
+    ``error_status`` set: answer that HTTP status with a JSON error instead; ``cut``: break
+    the stream after the parts.
     """
 
     parts: tuple[Part, ...] = ()
@@ -204,6 +224,8 @@ class Reply:
     delta_delay_s: float = 0.0
     error_status: int | None = None
     error_message: str = API_ERROR_MESSAGE
+    cut: bool = False
+    """Drop the connection after the parts, before the tool calls and the finish."""
 
 
 # --- request inspection helpers ----------------------------------------------------------------
@@ -249,6 +271,9 @@ def _text(text: str, parts: int = 4) -> Part:
     return Part(kind="text", chunks=split_text(text, parts))
 
 
+_CUT_REPLY = Reply(cut=True)
+
+
 def _tool_reply(*calls: ToolCall) -> Reply:
     return Reply(parts=(_text(TOOL_PREAMBLE, 2),), tool_calls=calls, finish_reason="tool_calls")
 
@@ -267,6 +292,8 @@ def plan_reply(body: Any) -> Reply:
         return Reply(parts=(_text(SUMMARY_TEXT, 6),))
     if match := _HTTP_STATUS_RE.search(prompt):
         return Reply(error_status=int(match.group(1)))
+    if CUT_STREAM in prompt:
+        return _CUT_REPLY
 
     reply: Reply
     if match := RUN_BASH_RE.search(prompt):
@@ -315,11 +342,14 @@ def _usage(reply: Reply) -> dict[str, Any]:
     }
 
 
+_ROLE_DELTA: dict[str, Any] = {"role": "assistant", "content": ""}
+
+
 def _stream_chunks(
     reply: Reply, reasoning_field: str, tool_ids: list[str]
 ) -> Iterator[tuple[dict[str, Any] | None, list[dict[str, Any]], bool]]:
     """(delta or None for the usage chunk, finish/usage extras, is_content_delta) per chunk."""
-    yield {"role": "assistant", "content": ""}, [], False
+    yield _ROLE_DELTA, [], False
     for part in reply.parts:
         key = "content" if part.kind == "text" else reasoning_field
         for chunk in part.chunks:
@@ -364,8 +394,11 @@ class _Completion:
 def _sse_events(
     reply: Reply, completion: _Completion, reasoning_field: str, tool_ids: list[str]
 ) -> Iterator[tuple[str, bool]]:
-    """(server-sent event, is_content_delta) per ``chat.completion.chunk``, then ``[DONE]``."""
+    """(server-sent event, is_content_delta) per ``chat.completion.chunk``, then ``[DONE]``
+    (only the role and the parts' chunks for a ``cut`` reply)."""
     for delta, extras, is_delta in _stream_chunks(reply, reasoning_field, tool_ids):
+        if reply.cut and not is_delta and delta != _ROLE_DELTA:
+            return
         chunk: dict[str, Any] = {**completion.envelope("chat.completion.chunk"), "choices": []}
         if delta is not None:
             choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": None}
@@ -445,7 +478,7 @@ class _Handler(ScriptedHandler["ScriptedOpenAI"]):
         tool_ids = [owner._ids.next("call_scripted_") for _ in reply.tool_calls]
         if body.get("stream"):
             events = _sse_events(reply, completion, owner.reasoning_field, tool_ids)
-            self._stream(events, reply.delta_delay_s)
+            self._stream(events, reply.delta_delay_s, cut=reply.cut)
             return
         choice = {
             "index": 0,
@@ -483,6 +516,20 @@ class ScriptedOpenAI(ScriptedServer[Reply]):
     ) -> None:
         if port in (11434, 8080, 1234):
             raise ValueError(f"port {port} is probed by agents looking for local LLMs")
-        super().__init__(host, port, responder=responder, planner=plan_reply)
+        super().__init__(host, port, responder=responder, planner=self._plan_reply)
         self.model = model
         self.reasoning_field: ReasoningField = reasoning_field
+        self._failures: dict[str, int] = {}
+
+    def _plan_reply(self, body: dict[str, Any]) -> Reply:
+        """:func:`plan_reply`, once ``FAIL_FIRST_<n>_<failure>`` had its ``n`` failures."""
+        prompt = last_user_text(body)
+        match = _FAIL_FIRST_RE.search(prompt)
+        if match is not None and not trailing_tool_results(body):
+            with self._lock:
+                failed = self._failures.get(prompt, 0)
+                self._failures[prompt] = failed + 1
+            if failed < int(match.group(1)):
+                failure = match.group(2)
+                return _CUT_REPLY if failure == "CUT" else Reply(error_status=int(failure))
+        return plan_reply(body)

@@ -21,8 +21,9 @@ from rawp_adapter_process._process import AgentProcess, AgentWriteError, ExitSta
 from rawp_adapter_process._reader import MessageReader
 from rawp_adapter_process._settings import ProcessSettings
 from rawp_adapter_process._translate import (
+    SIGNALS,
+    RetriesEnded,
     RunEnded,
-    RunStarted,
     Signal,
     Translator,
     TurnOutcome,
@@ -55,7 +56,6 @@ _DIALOG_DENY_BOUND = 1.0
 _IDLE_POLL_FIRST, _IDLE_POLL_MAX = 0.05, 1.0
 """Backoff of ``get_state`` polls while the agent still says it is streaming."""
 _CONTROL = (Response, UiRequest, Ready)
-_SIGNALS = (RunStarted, RunEnded)
 
 
 class _TurnState:
@@ -205,7 +205,7 @@ class RpcAgent:
             return
         emit = self._ctx.emit
         for output in self._translator.feed(message):
-            if isinstance(output, _SIGNALS):
+            if isinstance(output, SIGNALS):
                 self._on_signal(output)
             else:
                 await emit(output)
@@ -225,6 +225,10 @@ class RpcAgent:
             if state is not None:
                 state.run_ends.append(signal)
                 state.wake()
+            return
+        if state is not None:
+            state.wake()  # a retry the turn waits for has started, or the retries ended
+        if isinstance(signal, RetriesEnded):
             return
         aborted = state.aborting if state is not None else self._aborted_last
         if aborted:
@@ -384,9 +388,19 @@ class RpcAgent:
         return state.abort_answered and not self._translator.run_active
 
     async def _confirm_idle(self, state: _TurnState) -> bool:
-        """Ask ``get_state`` until the agent is idle or another run ends (then False)."""
+        """Ask ``get_state`` until the agent is idle or another run ends (then False).
+
+        An agent waiting to retry a failed model call says it is idle (pi); the turn then
+        waits for the retry's run or the end of the retries instead, so that nothing the
+        retry does lands after the turn's end.
+        """
         delay = _IDLE_POLL_FIRST
         while not state.run_ends and state.failure is None:
+            if self._retry_pending(state):
+                await self._wait_for_retry(state)
+                if self._translator.run_active:
+                    return False  # the retry runs: its end is awaited like any run's
+                continue
             try:
                 response = await self._channel.request(
                     {"type": "get_state"}, timeout=self._settings.command_timeout
@@ -395,11 +409,29 @@ class RpcAgent:
                 self._log.warning("get_state unanswered after agent_end; the turn ends")
                 return True
             if not response.success or not decode_state(response.data).isStreaming:
-                return True
+                if not self._retry_pending(state):
+                    return True
+                continue
             with anyio.move_on_after(delay):
                 await state.wakeup.wait()
             delay = min(delay * 2, _IDLE_POLL_MAX)
         return False
+
+    def _retry_pending(self, state: _TurnState) -> bool:
+        # An answered abort has cancelled whatever retry was pending.
+        return self._translator.retry_pending and not state.abort_answered
+
+    async def _wait_for_retry(self, state: _TurnState) -> None:
+        """Until the pending retry starts, the retries end, or the turn fails; bounded by
+        the delay the agent announced plus ``command_timeout``."""
+        bound = self._translator.retry_delay + self._settings.command_timeout
+        with anyio.move_on_after(bound) as waited:
+            while self._retry_pending(state) and not (state.run_ends or state.failure):
+                await state.wakeup.wait()
+                state.wakeup = anyio.Event()
+        if waited.cancelled_caught:
+            self._log.warning("the agent's announced retry did not start", waited_s=bound)
+            self._translator.retry_pending = False
 
     async def abort(self, turn: Turn) -> None:
         state = self._turn

@@ -24,7 +24,7 @@ from rawp_adapter_process._launch import (
 from rawp_adapter_process._process import AgentProcess, exit_status
 from rawp_adapter_process._reader import MessageReader
 from rawp_adapter_process._settings import ProcessSettings
-from rawp_adapter_process._translate import RunEnded, RunStarted, Translator
+from rawp_adapter_process._translate import SIGNALS, Translator
 from rawp_adapter_process._wire import SessionHeader, WireMessage
 from rawp_adapters import AgentFailure, CloseResult, SessionContext, Turn, TurnResult
 from rawp_adapters.frames import TokenUsage
@@ -33,7 +33,6 @@ from rawp_adapters.processes import GuardError
 _STDOUT_DRAIN = 2.0
 """Seconds without a new line after which the rest of stdout is given up once the agent
 has exited."""
-_SIGNALS = (RunStarted, RunEnded)
 
 
 class SingleTurnAgent:
@@ -127,7 +126,7 @@ class SingleTurnAgent:
                 self._agent_session = message.id
             return
         for output in self._translator.feed(message):
-            if not isinstance(output, _SIGNALS):
+            if not isinstance(output, SIGNALS):
                 await self._ctx.emit(output)
 
     async def abort(self, turn: Turn) -> None:

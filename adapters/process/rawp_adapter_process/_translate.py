@@ -8,6 +8,11 @@ Text and thinking blocks are numbered per DPS turn (one prompt can span several
 assistant messages, each with its own ``contentIndex`` from 0). Tool output deltas are
 computed from the agent's cumulative partial results. Usage is summed over the turn's
 assistant messages; the stop reason is the last assistant message's.
+
+The agents retry a failed model call by themselves. pi ends the failed run
+(``agent_end``), announces the retry (``auto_retry_start``) and reports itself idle
+while it waits; :attr:`Translator.retry_pending` says that a run is still to come, so
+the turn stays open until the retry runs or the retries end (:class:`RetriesEnded`).
 """
 
 from __future__ import annotations
@@ -70,6 +75,12 @@ class RunEnded:
 
 
 @dataclass(frozen=True, slots=True)
+class RetriesEnded:
+    """``auto_retry_end``: the agent's retries of a failed model call are over (they
+    succeeded, gave up or were cancelled)."""
+
+
+@dataclass(frozen=True, slots=True)
 class TurnOutcome:
     """How the turn ended, from the last assistant message and the retries."""
 
@@ -79,9 +90,12 @@ class TurnOutcome:
     """The agent's error message when ``stop_reason`` is ``error``."""
 
 
-Signal = RunStarted | RunEnded
+Signal = RunStarted | RunEnded | RetriesEnded
+SIGNALS = (RunStarted, RunEnded, RetriesEnded)
+"""What :meth:`Translator.feed` returns besides payloads, for ``isinstance``."""
 Output = ClientPayload | Signal
 _RUN_STARTED = RunStarted()
+_RETRIES_ENDED = RetriesEnded()
 
 _RUN_EVENTS = (MessageUpdate, MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd)
 """Events that belong to the run they happen in."""
@@ -207,6 +221,11 @@ class Translator:
         self._turn_id: str | None = None
         self.run_active = False
         """Between ``agent_start`` and ``agent_end``."""
+        self.retry_pending = False
+        """Between ``auto_retry_start`` and the retry's ``agent_start`` (or the end of the
+        retries): the agent is waiting to run again, whatever it says about being idle."""
+        self.retry_delay = 0.0
+        """Seconds the agent said it waits before the pending retry."""
         self._foreign_run = False
         """The active run began before this turn (an aborted turn's run ending late): its
         events and its end are not this turn's."""
@@ -279,23 +298,28 @@ class Translator:
             case AgentStart():
                 self._assistant_ends_in_run = 0
                 self.run_active = True
+                self.retry_pending = False
                 self._foreign_run = False
                 return [_RUN_STARTED]
             case AgentEnd():
                 return self._on_agent_end(event)
             case AutoRetryStart():
+                self.retry_pending = True
+                self.retry_delay = max(event.delayMs, 0.0) / 1000
                 return [
                     AgentError(
                         severity="warning",
                         error_code="AGENT_ERROR",
-                        message=f"the model call failed and is retried (attempt "
-                        f"{event.attempt}/{event.maxAttempts}): {event.errorMessage}",
+                        message=f"the model call failed ({event.errorMessage}); the agent "
+                        f"retries it in {self.retry_delay:g} s (attempt "
+                        f"{event.attempt}/{event.maxAttempts})",
                     )
                 ]
             case AutoRetryEnd():
+                self.retry_pending = False
                 if not event.success:
                     self._final_error = event.finalError or "the retries failed"
-                return []
+                return [_RETRIES_ENDED]
             case AutoCompactionEnd():
                 return _compacted(event.result, event.aborted, event.errorMessage)
             case CompactionEnd():

@@ -151,6 +151,7 @@ class ToolExecutionEnd(msgspec.Struct):
 class AutoRetryStart(msgspec.Struct):
     attempt: int = 0
     maxAttempts: int = 0
+    delayMs: float = 0.0
     errorMessage: str = ""
 
 

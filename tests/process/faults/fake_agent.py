@@ -29,6 +29,12 @@ are answered as in ``echo``):
   prompt has come (so the old run's ``agent_end`` comes before the new prompt's answer),
   then answers that prompt after a model's first-token latency.
 - ``stderr-flood MIB``: writes MIB mebibytes to stderr, then a last line and exits with 1.
+- ``retry-then-answer``: like pi when a model call fails once: a delta, the failed
+  ``message_end`` and ``agent_end``, ``auto_retry_start``, a wait of
+  :data:`_RETRY_DELAY` s (answering ``get_state`` as idle, as pi does), then the
+  retry's run answers ``retried: <prompt>`` and ``auto_retry_end`` succeeds.
+- ``retries-give-up``: the same with two retries that fail too, then ``auto_retry_end``
+  with ``success: false`` after the last ``agent_end``.
 - ``mute``: never writes the ready line nor answers anything.
 - ``deaf``: ready, then never reads its stdin again.
 """
@@ -61,6 +67,8 @@ _PARTIAL: Command = {
     "stopReason": "stop",
 }
 _USAGE: Command = {"input": 3, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 8}
+_RETRY_DELAY = 0.3
+"""Seconds the agent waits before it retries a failed model call."""
 _PERMISSION_DETAILS = json.dumps({"tool_name": "bash", "tool_input": {"command": "ls"}})
 
 _out = sys.stdout.buffer
@@ -137,6 +145,26 @@ def next_command() -> Command | None:
             answer(command)
         else:
             return command
+
+
+def serve_for(seconds: float) -> None:
+    """Answer ``get_state`` (idle) and ``abort`` for ``seconds``; other commands wait."""
+    deadline = time.monotonic() + seconds
+    held: list[Command | None] = []
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            command = _commands.get(timeout=left)
+        except queue.Empty:
+            break
+        kind = None if command is None else command.get("type")
+        if command is not None and kind == "get_state":
+            answer(command, {"isStreaming": False})
+        elif command is not None and kind == "abort":
+            answer(command)
+        else:
+            held.append(command)
+    for command in held:
+        _commands.put(command)
 
 
 def ask_permission(dialog_id: str) -> None:
@@ -292,6 +320,44 @@ def stderr_flood_turn(text: str, arg: str) -> None:
     os._exit(1)
 
 
+def failed_run(attempt: int, max_attempts: int | None) -> None:
+    """A run whose model call breaks off, as pi reports it; then its retry announced
+    (``max_attempts``) and waited for, or nothing (the retries are over)."""
+    delta(f"attempt {attempt} breaks off")
+    failed = {**_PARTIAL, "stopReason": "error", "errorMessage": "terminated"}
+    send({"type": "message_end", "message": failed})
+    send({"type": "agent_end", "messages": [failed]})
+    if max_attempts is None:
+        return
+    send(
+        {
+            "type": "auto_retry_start",
+            "attempt": attempt + 1,
+            "maxAttempts": max_attempts,
+            "delayMs": _RETRY_DELAY * 1000,
+            "errorMessage": "terminated",
+        }
+    )
+    serve_for(_RETRY_DELAY)
+    send({"type": "agent_start"})
+
+
+def retry_then_answer_turn(text: str, arg: str) -> None:
+    failed_run(0, 3)
+    delta(f"retried: {text}")
+    final = {**_PARTIAL, "usage": _USAGE}
+    send({"type": "message_end", "message": final})
+    send({"type": "auto_retry_end", "success": True, "attempt": 1})
+    send({"type": "agent_end", "messages": [final]})
+
+
+def retries_give_up_turn(text: str, arg: str) -> None:
+    failed_run(0, 2)
+    failed_run(1, 2)
+    failed_run(2, None)
+    send({"type": "auto_retry_end", "success": False, "attempt": 2, "finalError": "terminated"})
+
+
 def dialog_and_hang_turn(text: str, arg: str) -> None:
     ask_permission("hang-dialog")
     hang()
@@ -312,6 +378,8 @@ TURNS: dict[str, Callable[[str, str], None]] = {
     "late-end": late_end_turn,
     "stderr-flood": stderr_flood_turn,
     "dialog-and-hang": dialog_and_hang_turn,
+    "retry-then-answer": retry_then_answer_turn,
+    "retries-give-up": retries_give_up_turn,
 }
 
 
