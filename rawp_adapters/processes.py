@@ -2,6 +2,24 @@
 
 For adapters that run agents as OS processes (ours and third-party ones):
 
+- :func:`open_confined_process`: start the agent so that nothing it starts can leave
+  its reach, with the strongest mechanism this host allows (its :class:`Confinement`
+  says which; log it, report it):
+
+  - ``cgroup``: a cgroup v2 of its own (Linux, a writable unified hierarchy). Every
+    process the agent starts stays in it, however it detaches (double fork, ``setsid``,
+    an empty environment); the kernel kills them all at once (``cgroup.kill``) and
+    attribution is exact however many sessions a host runs. Ending costs in proportion
+    to the session's own processes: no scan of the host's.
+  - ``subreaper``: the agent is made a child subreaper (``PR_SET_CHILD_SUBREAPER``)
+    before it runs, so the orphans of its tools are re-parented to the agent, not to
+    init, and stay in its process tree (:func:`snapshot_tree`) while the agent lives.
+  - ``tree-snapshot``: the agent's tree recorded while it runs, and the processes
+    carrying the session's marker (:func:`marked_processes`); a tool that detaches
+    between two records and clears its environment escapes this one.
+
+  ``RAWP_CONTAINMENT`` (``cgroup``, ``subreaper`` or ``tree-snapshot``) caps the
+  mechanism, e.g. where another manager owns the cgroups.
 - :func:`snapshot_tree`: a process and its descendants, taken while it is alive
   (the children of a dead process are re-parented and cannot be found any more).
 - :func:`running`: alive and not a zombie.
@@ -9,9 +27,9 @@ For adapters that run agents as OS processes (ours and third-party ones):
 - :func:`marked_processes`: the processes whose environment carries a marker such
   as ``RAWP_SESSION_ID=<id>``; this finds tool processes an agent started in
   sessions of their own that were re-parented to init when their parent exited.
-- :class:`ParentDeathGuard`: a tiny watchdog process that kills a process's tree,
-  and every process carrying the marker, if the host dies without closing the
-  session (SIGKILL, crash). It blocks reading a pipe only the host holds;
+- :class:`ParentDeathGuard`: a tiny watchdog process that kills a process's cgroup,
+  or its tree and every process carrying the marker, if the host dies without closing
+  the session (SIGKILL, crash). It blocks reading a pipe only the host holds;
   end-of-file without a "release" first means the host is gone.
   ``prctl(PR_SET_PDEATHSIG)`` would be lighter but fires when the spawning *thread*
   exits, and trio spawns from worker threads that exit when idle; SDKs that spawn
@@ -20,12 +38,21 @@ For adapters that run agents as OS processes (ours and third-party ones):
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import functools
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 import anyio
 import anyio.to_thread
@@ -36,13 +63,19 @@ from structlog.stdlib import BoundLogger
 
 __all__ = [
     "ARM_TIMEOUT_S",
+    "CONTAINMENTS",
+    "CONTAINMENT_VAR",
     "CREATED_SLACK_S",
     "KILL_WAIT_S",
+    "Confinement",
+    "Containment",
     "GuardError",
     "Marker",
     "ParentDeathGuard",
+    "SessionCgroup",
     "kill_and_wait",
     "marked_processes",
+    "open_confined_process",
     "running",
     "snapshot_tree",
 ]
@@ -58,6 +91,13 @@ _KILL_POLL_S = 0.01
 
 Marker = tuple[str, str]
 """An environment variable and the value that marks a process, e.g. the session id."""
+
+Containment = Literal["cgroup", "subreaper", "tree-snapshot"]
+"""How an agent's processes are kept within reach (see the module's documentation)."""
+CONTAINMENTS: tuple[Containment, ...] = ("cgroup", "subreaper", "tree-snapshot")
+"""Every mechanism, strongest first."""
+CONTAINMENT_VAR = "RAWP_CONTAINMENT"
+"""Environment variable naming the strongest mechanism a host may use."""
 
 
 class GuardError(RuntimeError):
@@ -131,25 +171,253 @@ async def kill_and_wait(
     return [p.pid for p in alive]
 
 
+# ---------------------------------------------------------------- confinement
+
+
+class SessionCgroup:
+    """A cgroup v2 of one agent's own. Every process the agent starts stays in it,
+    however it detaches; :meth:`kill_and_wait` ends them all (``cgroup.kill``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls, name: str) -> SessionCgroup:
+        """Make ``name`` beside this process's own cgroup (in it, one level down).
+
+        Raises ``OSError`` where cgroup v2 is missing or not writable, and where it
+        lacks ``cgroup.kill`` (Linux before 5.14).
+        """
+        path = _own_cgroup_dir() / name
+        path.mkdir()
+        cgroup = cls(path)
+        if not (path / "cgroup.kill").exists():
+            cgroup.remove()
+            raise OSError(errno.ENOTSUP, "cgroup.kill needs Linux 5.14 or later", str(path))
+        return cgroup
+
+    def admit(self, pid: int) -> None:
+        """Move ``pid`` (and later everything it starts) into this cgroup."""
+        (self.path / "cgroup.procs").write_text(f"{pid}\n")
+
+    def pids(self) -> list[int]:
+        """The processes in it now (none once it is removed)."""
+        try:
+            return [int(line) for line in (self.path / "cgroup.procs").read_text().split()]
+        except FileNotFoundError:
+            return []
+
+    def populated(self) -> bool:
+        """Some process in it still runs (zombies do not count)."""
+        try:
+            return "populated 1" in (self.path / "cgroup.events").read_text()
+        except FileNotFoundError:
+            return False
+
+    async def kill_and_wait(self, timeout: float = KILL_WAIT_S) -> list[int]:
+        """SIGKILL every process in it, atomically with respect to forks, and wait until
+        none runs (at most ``timeout`` seconds); the pids that survived."""
+        with suppress(FileNotFoundError):
+            (self.path / "cgroup.kill").write_text("1")
+        deadline = time.monotonic() + timeout
+        # The kernel reports emptiness in cgroup.events; polling it reads one small file.
+        while self.populated():
+            if time.monotonic() >= deadline:
+                return self.pids()
+            await anyio.sleep(_KILL_POLL_S)
+        return []
+
+    def remove(self) -> None:
+        """Delete the (empty) cgroup; ``OSError`` (EBUSY) while a process runs in it."""
+        with suppress(FileNotFoundError):
+            self.path.rmdir()
+
+
+def _own_cgroup_dir() -> Path:
+    """This process's cgroup v2 directory (``FileNotFoundError`` where there is none)."""
+    own = None
+    with open("/proc/self/cgroup") as lines:
+        for line in lines:
+            if line.startswith("0::"):
+                own = line[3:].rstrip("\n")
+    if own is None:
+        raise FileNotFoundError(errno.ENOENT, "this process is in no cgroup v2 hierarchy")
+    with open("/proc/self/mountinfo") as lines:
+        for line in lines:
+            fields, _, fs = line.partition(" - ")
+            if fs.split(" ", 1)[0] != "cgroup2":
+                continue
+            root, mount = (_unescape_mountinfo(f) for f in fields.split(" ")[3:5])
+            if own == root or own.startswith(root.rstrip("/") + "/"):
+                return Path(mount, own[len(root) :].lstrip("/"))
+    raise FileNotFoundError(errno.ENOENT, "no cgroup v2 file system shows this process's cgroup")
+
+
+def _unescape_mountinfo(field: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+
+@functools.cache
+def _subreaper_supported() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    flag = ctypes.c_int()
+    libc = ctypes.CDLL(None, use_errno=True)
+    return int(libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)) == 0
+
+
+# Both wrappers replace themselves with the agent (same pid, pipes and session).
+# The gate waits for one line on stdin: the host moves it into its cgroup first, so the
+# agent's first instruction already runs confined. The subreaper wrapper restores the
+# signals Python ignores (ignored signals survive exec) before it execs.
+_GATE = 'IFS= read -r _ || exit 125; exec "$@"'
+_SUBREAPER = f"""
+import ctypes, os, signal, sys
+if ctypes.CDLL(None, use_errno=True).prctl({_PR_SET_CHILD_SUBREAPER}, 1, 0, 0, 0) != 0:
+    sys.exit("cannot become a child subreaper: " + os.strerror(ctypes.get_errno()))
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[2:])
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """How one agent process is confined (see :func:`open_confined_process`)."""
+
+    mechanism: Containment
+    cgroup: SessionCgroup | None = None
+    """The agent's own cgroup (mechanism ``cgroup``)."""
+    fallback_reason: str | None = None
+    """Why a stronger mechanism is not in use (``None`` when none was refused)."""
+
+
+def _allowed_containments() -> tuple[Containment, ...]:
+    """The mechanisms this host may use, strongest first (``RAWP_CONTAINMENT`` caps them)."""
+    cap = os.environ.get(CONTAINMENT_VAR) or CONTAINMENTS[0]
+    for index, mechanism in enumerate(CONTAINMENTS):
+        if mechanism == cap:
+            return CONTAINMENTS[index:]
+    raise ValueError(f"{CONTAINMENT_VAR}={cap!r} names none of {', '.join(CONTAINMENTS)}")
+
+
+def _program(argv0: str, *, cwd: Path, env: Mapping[str, str]) -> str:
+    """The absolute path ``argv0`` runs, found as ``subprocess`` would (a wrapper would
+    only fail after the spawn); ``OSError`` as from ``subprocess`` when there is none."""
+    if os.sep in argv0:
+        path = str(cwd / argv0)
+        if not os.access(path, os.X_OK) or os.path.isdir(path):
+            code = errno.EACCES if os.path.exists(path) else errno.ENOENT
+            raise OSError(code, os.strerror(code), argv0)
+        return path
+    found = shutil.which(argv0, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv0)
+    return str(cwd / found)
+
+
+async def _open(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Process:
+    return await anyio.open_process(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+
+
+async def _open_in_cgroup(
+    argv: Sequence[str], program: str, cwd: Path, env: Mapping[str, str], cgroup: SessionCgroup
+) -> Process:
+    process = await _open(["/bin/sh", "-c", _GATE, "rawp-gate", program, *argv[1:]], cwd, env)
+    assert process.stdin is not None
+    with anyio.CancelScope(shield=True):
+        try:
+            cgroup.admit(process.pid)
+            await process.stdin.send(b"\n")
+        except BaseException:
+            process.kill()
+            await process.wait()
+            await process.aclose()
+            raise
+    return process
+
+
+async def open_confined_process(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], name: str
+) -> tuple[Process, Confinement]:
+    """Start ``argv`` (pipes on stdin, stdout and stderr, in a new session) confined by
+    the strongest mechanism available: its own cgroup v2 (called ``rawp-<name>-<n>``),
+    else as a child subreaper, else nothing more than the tree snapshots.
+
+    Raises ``OSError`` when ``argv`` cannot be started, ``ValueError`` when
+    ``RAWP_CONTAINMENT`` names no mechanism. Remove the cgroup when the agent is gone.
+    """
+    allowed = _allowed_containments()
+    if allowed[0] == "tree-snapshot":
+        return await _open(argv, cwd, env), Confinement("tree-snapshot")
+    program = _program(argv[0], cwd=cwd, env=env)
+    refused: list[str] = []
+    if "cgroup" in allowed:
+        try:
+            cgroup = SessionCgroup.create(f"rawp-{name}-{uuid.uuid4().hex[:8]}")
+        except OSError as exc:
+            refused.append(f"no cgroup: {exc}")
+        else:
+            try:
+                process = await _open_in_cgroup(argv, program, cwd, env, cgroup)
+            except OSError as exc:
+                cgroup.remove()
+                refused.append(f"cannot start in a cgroup: {exc}")
+            else:
+                return process, Confinement("cgroup", cgroup)
+    if not _subreaper_supported():
+        refused.append("no child subreaper on this system")
+    else:
+        wrapper = [sys.executable, "-I", "-S", "-c", _SUBREAPER, program, *argv]
+        try:
+            process = await _open(wrapper, cwd, env)
+        except OSError as exc:
+            refused.append(f"cannot start as a child subreaper: {exc}")
+        else:
+            return process, Confinement("subreaper", None, "; ".join(refused) or None)
+    return await _open(argv, cwd, env), Confinement("tree-snapshot", None, "; ".join(refused))
+
+
 _RELEASE = b"release\n"
 
 # Runs with ``python -I -c``: only the standard library and psutil (installed beside
 # the interpreter with this package). Importing psutil takes longer than starting
 # Python, so it is imported just after "armed" (the session's start need not wait for
-# it) but before the wait, so that the kill follows the host's death at once. The
-# marked processes are searched a few times: one may start another while they die.
+# it) but before the wait, so that the kill follows the host's death at once.
+# With a cgroup, the kernel kills all of it at once, and the guard removes it. Without
+# one, the guard first stops the agent (an agent that exits when its stdin closes would
+# hand the orphans it adopted as a subreaper on to init), then kills its tree and
+# searches the marked processes a few times: one may start another while they die.
 _GUARD_PROGRAM = r"""
-import importlib.util, os, signal, sys
+import importlib.util, os, signal, sys, time
 if importlib.util.find_spec("psutil") is None:
     sys.exit("psutil cannot be imported by " + sys.executable + " -I")
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
-pid, started, since = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-marker = tuple(sys.argv[4:6])
+pid, started, since, cgroup = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+marker = tuple(sys.argv[5:7])
 sys.stdout.write("armed\n")
 sys.stdout.close()
 os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the host stops reading stderr now
 import psutil
+try:
+    root = psutil.Process(pid)
+    if abs(root.create_time() - started) >= 0.01:
+        root = None
+except psutil.Error:
+    root = None
 seen = b""
 while True:
     chunk = os.read(0, 64)
@@ -158,6 +426,21 @@ while True:
     seen += chunk
     if b"release" in seen:
         sys.exit(0)
+
+if cgroup:
+    try:
+        with open(os.path.join(cgroup, "cgroup.kill"), "w") as f:
+            f.write("1")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            with open(os.path.join(cgroup, "cgroup.events")) as f:
+                if "populated 0" in f.read():
+                    break
+            time.sleep(0.01)
+        os.rmdir(cgroup)
+    except OSError:
+        pass
+    sys.exit(0)
 
 def kill(procs):
     for proc in procs:
@@ -180,8 +463,8 @@ def marked():
     return found
 
 try:
-    root = psutil.Process(pid)
-    if abs(root.create_time() - started) < 0.01:
+    if root is not None:
+        root.suspend()
         kill([root, *root.children(recursive=True)])
 except psutil.Error:
     pass
@@ -194,9 +477,9 @@ for _ in range(3 if marker else 0):
 
 
 class ParentDeathGuard:
-    """A watchdog process that kills ``pid``'s tree (and the processes carrying
-    ``marker``) if this process dies first. Use :meth:`start`; :meth:`release` it
-    when the session closes normally."""
+    """A watchdog process that kills ``pid``'s cgroup, or its tree and the processes
+    carrying ``marker``, if this process dies first. Use :meth:`start`; :meth:`release`
+    it when the session closes normally."""
 
     def __init__(self, process: Process) -> None:
         self._process = process
@@ -206,8 +489,12 @@ class ParentDeathGuard:
         return self._process.pid
 
     @classmethod
-    async def start(cls, pid: int, *, marker: Marker | None = None) -> ParentDeathGuard:
-        """Start the watchdog and wait until it watches.
+    async def start(
+        cls, pid: int, *, marker: Marker | None = None, cgroup: SessionCgroup | None = None
+    ) -> ParentDeathGuard:
+        """Start the watchdog and wait until it watches. With ``cgroup`` (which holds
+        ``pid``) it kills and removes the cgroup; otherwise ``pid``'s tree and the
+        processes carrying ``marker``.
 
         Raises ``GuardError`` (or ``OSError``) if it cannot start, and
         ``psutil.NoSuchProcess`` if ``pid`` is already gone.
@@ -215,6 +502,7 @@ class ParentDeathGuard:
         started = psutil.Process(pid).create_time()
         argv = [sys.executable, "-I", "-c", _GUARD_PROGRAM, str(pid), repr(started)]
         argv.append(repr(started - CREATED_SLACK_S))
+        argv.append(str(cgroup.path) if cgroup is not None else "")
         if marker is not None:
             argv.extend(marker)
         process = await anyio.open_process(

@@ -1,11 +1,14 @@
 """The agent's OS process: spawn, pipes, stderr tail, exit mapping and termination.
 
 The agent runs in its own session (process group). xcsh-family agents start tool
-processes in sessions of their own, so killing the group misses them; the process
-tree is therefore recorded with psutil while the agent runs, and every process that
-carries this session's ``RAWP_SESSION_ID`` in its environment is found again at the
-end. Termination: close stdin, short grace, SIGTERM to the group, grace, SIGKILL,
-then kill every recorded or marked process and confirm that nothing is left. A
+processes in sessions of their own, so killing the group misses them. Where the host
+allows it the agent runs in a cgroup of its own, which nothing it starts can leave;
+otherwise as a child subreaper (the orphans of its tools stay in its tree), its process
+tree is recorded with psutil while the agent runs, and every process that carries this
+session's ``RAWP_SESSION_ID`` in its environment is found again at the end (see
+:func:`~rawp_adapters.processes.open_confined_process`). Termination: close stdin,
+short grace, SIGTERM to the group, grace, SIGKILL, then kill the cgroup (or every
+recorded or marked process) and confirm that nothing is left. A
 :class:`~rawp_adapters.processes.ParentDeathGuard` does the same killing should the
 host die without closing the session (pi leaves its tool processes running when its
 stdin closes).
@@ -16,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +32,14 @@ from structlog.stdlib import BoundLogger
 from rawp_adapters.frames import AgentError, Severity
 from rawp_adapters.processes import (
     CREATED_SLACK_S,
+    Confinement,
+    Containment,
     GuardError,
     Marker,
     ParentDeathGuard,
     kill_and_wait,
     marked_processes,
+    open_confined_process,
     running,
 )
 
@@ -127,11 +132,13 @@ class AgentProcess:
         self,
         process: anyio.abc.Process,
         *,
+        confinement: Confinement,
         marker: Marker,
         stderr_tail_bytes: int,
         log: BoundLogger,
     ) -> None:
         self._process = process
+        self._confinement = confinement
         self._marker = marker
         self._log = log
         self._tail = _Tail(stderr_tail_bytes)
@@ -157,27 +164,42 @@ class AgentProcess:
         stderr_tail_bytes: int,
         log: BoundLogger,
     ) -> AgentProcess:
-        """Start ``argv`` in a new session. Raises ``OSError`` when it cannot be started."""
-        process = await anyio.open_process(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
+        """Start ``argv`` in a new session, confined as tightly as the host allows
+        (logged). Raises ``OSError`` when it cannot be started."""
+        process, confinement = await open_confined_process(argv, cwd=cwd, env=env, name=marker[1])
+        cgroup = confinement.cgroup
+        log.info(
+            "agent confined",
+            pid=process.pid,
+            containment=confinement.mechanism,
+            cgroup=str(cgroup.path) if cgroup is not None else None,
+            fallback_reason=confinement.fallback_reason,
         )
-        return cls(process, marker=marker, stderr_tail_bytes=stderr_tail_bytes, log=log)
+        return cls(
+            process,
+            confinement=confinement,
+            marker=marker,
+            stderr_tail_bytes=stderr_tail_bytes,
+            log=log,
+        )
 
     @property
     def pid(self) -> int:
         return self._process.pid
 
+    @property
+    def containment(self) -> Containment:
+        """How the agent's processes are kept within reach: ``cgroup``, ``subreaper`` or
+        ``tree-snapshot``."""
+        return self._confinement.mechanism
+
     async def start_guard(self) -> None:
         """Start the watchdog that kills the agent's tree and the marked processes if
         this host dies first; raises ``GuardError`` when it cannot start."""
         try:
-            self._guard = await ParentDeathGuard.start(self.pid, marker=self._marker)
+            self._guard = await ParentDeathGuard.start(
+                self.pid, marker=self._marker, cgroup=self._confinement.cgroup
+            )
         except psutil.NoSuchProcess:
             self._log.info("the agent exited before it could be guarded")
         except OSError as exc:
@@ -232,11 +254,14 @@ class AgentProcess:
     async def watch_tree(self, interval: float, busy: Callable[[], bool]) -> None:
         """Record the agent's process tree every ``interval`` seconds while ``busy()``
         (tools run during turns), and once more when it stops being busy, until the
-        agent exits. An idle session costs no scans.
+        agent exits. An idle session costs no scans, nor does a confined one (its cgroup
+        holds every process).
 
         The scan reads all of /proc, so it runs in a worker thread: the event loop (and
         the other sessions' streams) never wait for it.
         """
+        if self._confinement.cgroup is not None:
+            return
         was_busy = False
         while self._process.returncode is None:
             now_busy = busy()
@@ -248,6 +273,8 @@ class AgentProcess:
             await anyio.sleep(interval)
 
     def record_descendants(self) -> None:
+        if self._confinement.cgroup is not None:
+            return
         self._remember(*self._scan_tree(list(self._recorded.values())))
 
     def _scan_tree(self, known: list[psutil.Process]) -> tuple[list[psutil.Process], list[int]]:
@@ -286,8 +313,15 @@ class AgentProcess:
         self._signal_group(signal.SIGTERM)
 
     async def kill_leftovers(self) -> None:
-        """Kill every recorded descendant and every process marked with this session,
-        then confirm they are gone."""
+        """Kill every process of the agent's cgroup, or every recorded descendant and
+        every process marked with this session, then confirm they are gone."""
+        cgroup = self._confinement.cgroup
+        if cgroup is not None:
+            if pids := cgroup.pids():
+                self._log.info("killing processes the agent left behind", pids=pids)
+                if survivors := await cgroup.kill_and_wait(_KILL_WAIT):
+                    self._log.error("processes survived SIGKILL", pids=survivors)
+            return
         since = self._started_at - CREATED_SLACK_S
         marked = await anyio.to_thread.run_sync(
             lambda: marked_processes(self._marker, created_after=since)
@@ -303,10 +337,17 @@ class AgentProcess:
             self._log.error("processes survived SIGKILL", pids=survivors)
 
     async def release(self) -> None:
-        """Stand the guard down and close our ends of the pipes (after the agent is gone)."""
+        """Stand the guard down, remove the agent's cgroup and close our ends of the
+        pipes (after the agent is gone)."""
         if self._guard is not None:
             guard, self._guard = self._guard, None
             await guard.release(self._log)
+        cgroup = self._confinement.cgroup
+        if cgroup is not None:
+            try:
+                cgroup.remove()
+            except OSError as exc:
+                self._log.error("cannot remove the agent's cgroup", error=str(exc))
         with anyio.move_on_after(_KILL_WAIT):
             await self._process.aclose()
 

@@ -17,6 +17,10 @@ are answered as in ``echo``):
 - ``ignore-sigterm``: like ``echo`` but SIGTERM and the end of stdin do not stop it.
 - ``spawn-tree``: starts ``sleep 600`` and a chain of processes in new sessions (one of
   them orphaned) and answers with their pids as JSON.
+- ``escape-tool [stubborn]``: runs a tool that double-forks, calls ``setsid`` and execs
+  ``sleep 600`` with an empty environment (a daemon that leaves the tree and the
+  session's marker behind), and answers with the daemon's pid as JSON; ``stubborn``
+  also ignores SIGTERM and the end of stdin, like ``ignore-sigterm``.
 - ``huge-line MIB``: writes one line of MIB mebibytes, then ``after the huge line``.
 - ``bad-bytes``: a banner before ``ready``; in the turn non-JSON lines, invalid UTF-8
   (outside and inside a JSON string), JSON that is no event, then ``still here``.
@@ -45,6 +49,7 @@ import json
 import os
 import queue
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -249,6 +254,33 @@ def spawn_tree_turn(text: str, arg: str) -> None:
     end_run()
 
 
+def escape_tool_turn(text: str, arg: str) -> None:
+    daemonize = (
+        "import os, sys\n"
+        "read, write = os.pipe()\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        null = os.open(os.devnull, os.O_RDWR)\n"
+        "        for fd in (0, 1, 2):\n"
+        "            os.dup2(null, fd)\n"
+        "        os.execve(sys.argv[1], ['sleep', '600'], {})\n"
+        "    os.write(write, str(pid).encode())\n"
+        "    os._exit(0)\n"
+        "os.close(write)\n"
+        "print(os.read(read, 64).decode(), flush=True)\n"
+        "os.wait()\n"
+    )
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    tool = subprocess.run(
+        [sys.executable, "-c", daemonize, sleep], capture_output=True, text=True, check=True
+    )
+    delta(json.dumps({"daemon": int(tool.stdout)}))
+    end_run()
+
+
 def huge_line_turn(text: str, arg: str) -> None:
     event = json.dumps(delta_event("HUGE")).encode()
     head, tail = event.split(b"HUGE")
@@ -370,6 +402,7 @@ TURNS: dict[str, Callable[[str, str], None]] = {
     "exit-on-usr1": echo_turn,
     "ignore-sigterm": echo_turn,
     "spawn-tree": spawn_tree_turn,
+    "escape-tool": escape_tool_turn,
     "huge-line": huge_line_turn,
     "bad-bytes": bad_bytes_turn,
     "separators": separators_turn,
@@ -381,6 +414,11 @@ TURNS: dict[str, Callable[[str, str], None]] = {
     "retry-then-answer": retry_then_answer_turn,
     "retries-give-up": retries_give_up_turn,
 }
+
+
+def stubborn(scenario: str, arg: str) -> bool:
+    """SIGTERM and the end of stdin do not stop the agent."""
+    return scenario == "ignore-sigterm" or (scenario == "escape-tool" and arg == "stubborn")
 
 
 def prepare(scenario: str, arg: str) -> None:
@@ -395,7 +433,7 @@ def prepare(scenario: str, arg: str) -> None:
             os._exit(int(arg))
 
         signal.signal(signal.SIGUSR1, exit_now)
-    if scenario == "ignore-sigterm":
+    if stubborn(scenario, arg):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if scenario == "bad-bytes":
         write_line(b"fake agent 1.0 starting (a banner, not JSON)")
@@ -419,7 +457,7 @@ def main() -> None:
             send({"type": "agent_start"})
             turn(str(command.get("message", "")), arg)
             turn = echo_turn
-    if scenario == "ignore-sigterm":
+    if stubborn(scenario, arg):
         hang()
 
 
