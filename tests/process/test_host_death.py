@@ -3,13 +3,14 @@
 The host (``process_host.py``) is a real process that opens a session and runs one
 prompt whose tools start processes in sessions of their own; the test SIGKILLs it.
 The agent sees the end of its stdin and exits, but its tool processes would run on:
-the parent-death guard kills the agent's tree and every process marked with the
-session's ``RAWP_SESSION_ID``.
+the parent-death guard kills the agent's cgroup, or (without one) the agent's tree and
+every process marked with the session's ``RAWP_SESSION_ID``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -23,8 +24,9 @@ import psutil
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from rawp_adapters.processes import kill_and_wait
+from rawp_adapters.processes import CONTAINMENT_VAR, kill_and_wait
 from tests.process.faults.fakes import fake_command
+from tests.process.faults.test_escape import agent_cgroup, cgroups_writable
 from tests.support.llm_openai import ScriptedOpenAI
 from tests.support.peers import make_peer, peer_available
 from tests.support.processes import alive, wait_gone
@@ -40,12 +42,16 @@ DEATH_BOUND = 10.0
 
 @asynccontextmanager
 async def killable_host(
-    settings: dict[str, Any], workspace: Path, prompt: str, backend: str
+    settings: dict[str, Any],
+    workspace: Path,
+    prompt: str,
+    backend: str,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[anyio.abc.Process, dict[str, Any]]]:
     """A host that ran ``prompt`` in a session, and its report (see ``process_host.py``)."""
     argv = [sys.executable, str(HOST_SCRIPT), json.dumps(settings), str(workspace), prompt]
     host = await anyio.open_process(
-        [*argv, backend], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [*argv, backend], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
     try:
         assert host.stdout is not None
@@ -84,6 +90,28 @@ async def test_an_agent_and_its_tools_die_with_a_host_that_is_killed(
         # Tool-like processes in sessions of their own, one of them already orphaned.
         tools = list(json.loads(report["text"]).values())
         await kill_host_and_expect_gone(host, report, tools)
+
+
+@pytest.mark.parametrize(
+    "containment",
+    [
+        pytest.param(
+            "cgroup",
+            marks=pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2"),
+        ),
+        "subreaper",
+    ],
+)
+async def test_a_tool_that_double_forked_into_a_new_session_dies_with_a_host_that_is_killed(
+    containment: str, tmp_path: Path, anyio_backend: str
+) -> None:
+    settings = {"command": fake_command("escape-tool")}
+    env = {**os.environ, CONTAINMENT_VAR: containment}
+    async with killable_host(settings, tmp_path, "detach", anyio_backend, env) as (host, report):
+        daemon = json.loads(report["text"])["daemon"]
+        cgroups = {agent_cgroup(pid) for pid in report["children"]} - {agent_cgroup(host.pid)}
+        await kill_host_and_expect_gone(host, report, [daemon])
+        assert not any(cgroup.exists() for cgroup in cgroups)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ are answered as in ``echo``):
   them orphaned) and answers with their pids as JSON.
 - ``escape-tool [stubborn]``: runs a tool that double-forks, calls ``setsid`` and execs
   ``sleep 600`` with an empty environment (a daemon that leaves the tree and the
-  session's marker behind), and answers with the daemon's pid as JSON; ``stubborn``
+  session's marker behind), and answers with its own and the daemon's pid as JSON; ``stubborn``
   also ignores SIGTERM and the end of stdin, like ``ignore-sigterm``.
 - ``huge-line MIB``: writes one line of MIB mebibytes, then ``after the huge line``.
 - ``bad-bytes``: a banner before ``ready``; in the turn non-JSON lines, invalid UTF-8
@@ -260,12 +260,15 @@ def escape_tool_turn(text: str, arg: str) -> None:
         "read, write = os.pipe()\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
+        "    execed, exec_done = os.pipe()\n"
         "    pid = os.fork()\n"
         "    if pid == 0:\n"
         "        null = os.open(os.devnull, os.O_RDWR)\n"
         "        for fd in (0, 1, 2):\n"
         "            os.dup2(null, fd)\n"
         "        os.execve(sys.argv[1], ['sleep', '600'], {})\n"
+        "    os.close(exec_done)\n"
+        "    os.read(execed, 1)  # end of file: the exec closed the other end\n"
         "    os.write(write, str(pid).encode())\n"
         "    os._exit(0)\n"
         "os.close(write)\n"
@@ -277,7 +280,7 @@ def escape_tool_turn(text: str, arg: str) -> None:
     tool = subprocess.run(
         [sys.executable, "-c", daemonize, sleep], capture_output=True, text=True, check=True
     )
-    delta(json.dumps({"daemon": int(tool.stdout)}))
+    delta(json.dumps({"agent": os.getpid(), "daemon": int(tool.stdout)}))
     end_run()
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from rawp_adapters.processes import CONTAINMENT_VAR, SessionCgroup, kill_and_wait
 from rawp_adapters.testing import SessionDriver, drive
-from tests.process.faults.fakes import fake_adapter, fake_agent_processes, is_gone
+from tests.process.faults.fakes import fake_adapter, is_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -65,6 +65,13 @@ def cgroup_of(pid: int) -> str:
     return Path(f"/proc/{pid}/cgroup").read_text().splitlines()[-1]
 
 
+def agent_cgroup(pid: int) -> Path:
+    """The directory of ``pid``'s cgroup, for a process of this one's or in an agent's."""
+    directory = cgroup_directory()
+    name = Path(cgroup_of(pid).removeprefix("0::")).name
+    return directory if name == directory.name else directory / name
+
+
 class Escape:
     """A session whose agent ran the escaping tool: the agent's pid and the daemon's."""
 
@@ -82,11 +89,10 @@ async def escaped(workspace: Path, *, stubborn: bool = False) -> AsyncIterator[E
     adapter = fake_adapter("escape-tool", arg, stdin_close_grace=0.1, sigterm_grace=0.4)
     daemon: psutil.Process | None = None
     try:
-        others = set(fake_agent_processes())
         async with drive(adapter, workspace=workspace) as driver:
             record = await driver.prompt("detach a daemon", timeout=WAIT)
-            daemon = psutil.Process(json.loads(record.text)["daemon"])
-            (agent,) = set(fake_agent_processes()) - others
+            pids = json.loads(record.text)
+            daemon, agent = psutil.Process(pids["daemon"]), psutil.Process(pids["agent"])
             assert daemon.environ() == {}
             assert os.getsid(daemon.pid) not in {os.getsid(agent.pid), os.getsid(0)}
             assert daemon.pid not in {p.pid for p in psutil.Process().children()}
@@ -143,11 +149,9 @@ async def test_the_agent_s_cgroup_is_removed_when_its_session_closes(
 ) -> None:
     monkeypatch.setenv(CONTAINMENT_VAR, "cgroup")
     async with escaped(tmp_path) as escape:
-        cgroup = cgroup_of(escape.agent).removeprefix("0::")
-        own = cgroup_of(os.getpid()).removeprefix("0::")
-        assert Path(cgroup).parent == Path(own)
-        assert Path(cgroup).name.startswith(f"rawp-{escape.driver.session.session_id}-")
-        directory = cgroup_directory() / Path(cgroup).name
+        directory = agent_cgroup(escape.agent)
+        assert directory.parent == cgroup_directory()
+        assert directory.name.startswith(f"rawp-{escape.driver.session.session_id}-")
         assert directory.is_dir()
         await escape.driver.end(timeout=WAIT)
         assert is_gone(escape.daemon)
