@@ -1,26 +1,34 @@
-"""rawp_adapters.processes on real processes: tree cleanup, marked processes and the
-parent-death guard."""
+"""rawp_adapters.processes on real processes: tree cleanup, marked processes,
+confinement (a cgroup of the agent's own, else a child subreaper) and the parent-death
+guard."""
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import psutil
 import pytest
 from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from rawp_adapters._logging import get_logger
 from rawp_adapters.processes import (
+    CONTAINMENT_VAR,
+    Confinement,
     GuardError,
     ParentDeathGuard,
+    SessionCgroup,
     kill_and_wait,
     marked_processes,
+    open_confined_process,
     running,
     snapshot_tree,
 )
@@ -167,3 +175,166 @@ async def test_a_guard_that_cannot_start_is_an_error(monkeypatch: pytest.MonkeyP
     finally:
         await kill_and_wait(tree)
         await parent.wait()
+
+
+# ------------------------------------------------------------------ confinement
+
+# Prints its pid, then starts a daemon that leaves its tree, session and environment
+# (double fork, setsid, empty environment), prints the daemon's pid once it runs and its
+# parent is gone, and waits for the end of its stdin.
+DETACHES_A_DAEMON = (
+    "import os, sys\n"
+    "print(os.getpid(), flush=True)\n"
+    "read, write = os.pipe()\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    execed, exec_done = os.pipe()\n"
+    "    pid = os.fork()\n"
+    "    if pid == 0:\n"
+    "        os.execve('/bin/sleep', ['sleep', '600'], {})\n"
+    "    os.close(exec_done)\n"
+    "    os.read(execed, 1)  # end of file: the exec closed the other end\n"
+    "    os.write(write, str(pid).encode())\n"
+    "    os._exit(0)\n"
+    "os.close(write)\n"
+    "daemon = os.read(read, 64).decode()\n"
+    "os.wait()\n"
+    "print(daemon, flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+def cgroups_writable() -> bool:
+    try:
+        SessionCgroup.create(f"rawp-probe-{uuid.uuid4().hex}").remove()
+    except OSError:
+        return False
+    return True
+
+
+needs_cgroups = pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2")
+
+
+@asynccontextmanager
+async def confined_daemon(
+    tmp_path: Path, containment: str, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Process, Confinement, psutil.Process]]:
+    """A confined process that detached a daemon: the process, how it is confined and
+    the daemon (all killed at the end, whatever happened)."""
+    monkeypatch.setenv(CONTAINMENT_VAR, containment)
+    argv = [sys.executable, "-c", DETACHES_A_DAEMON]
+    process, confinement = await open_confined_process(
+        argv, cwd=tmp_path, env=os.environ, name="test"
+    )
+    daemon = None
+    try:
+        assert process.stdout is not None
+        lines = BufferedByteReceiveStream(process.stdout)
+        with anyio.fail_after(10):
+            assert int(await lines.receive_until(b"\n", 64)) == process.pid
+            daemon = psutil.Process(int(await lines.receive_until(b"\n", 64)))
+        assert daemon.environ() == {}
+        assert os.getsid(daemon.pid) not in {os.getsid(process.pid), os.getsid(0)}
+        yield process, confinement, daemon
+    finally:
+        with anyio.CancelScope(shield=True):
+            await kill_and_wait([*snapshot_tree(process.pid), *([daemon] if daemon else [])])
+            await process.wait()
+            await process.aclose()
+            if confinement.cgroup is not None:
+                confinement.cgroup.remove()
+
+
+@needs_cgroups
+async def test_a_cgroup_holds_and_kills_a_daemon_that_left_every_other_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with confined_daemon(tmp_path, "cgroup", monkeypatch) as (process, confinement, daemon):
+        cgroup = confinement.cgroup
+        assert (confinement.mechanism, confinement.fallback_reason) == ("cgroup", None)
+        assert cgroup is not None
+        assert sorted(cgroup.pids()) == sorted([process.pid, daemon.pid])
+        assert await cgroup.kill_and_wait() == []
+        assert not running(daemon)
+        assert not cgroup.populated()
+        cgroup.remove()
+        assert not cgroup.path.exists()
+
+
+async def test_without_a_writable_cgroup_the_process_adopts_the_daemon_as_a_subreaper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def read_only() -> Path:
+        raise PermissionError(errno.EACCES, "read-only cgroup file system")
+
+    monkeypatch.setattr("rawp_adapters.processes._own_cgroup_dir", read_only)
+    async with confined_daemon(tmp_path, "cgroup", monkeypatch) as (process, confinement, daemon):
+        assert confinement.mechanism == "subreaper"
+        assert "read-only cgroup file system" in (confinement.fallback_reason or "")
+        assert daemon.ppid() == process.pid
+        assert daemon in snapshot_tree(process.pid)
+
+
+async def test_a_subreaper_agent_runs_with_no_signal_ignored_that_a_plain_child_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def ignored_signals(pid: int) -> str:
+        status = Path(f"/proc/{pid}/status").read_text()
+        return next(line for line in status.splitlines() if line.startswith("SigIgn:"))
+
+    async with (
+        confined_daemon(tmp_path, "subreaper", monkeypatch) as (process, _, _),
+        confined_daemon(tmp_path, "tree-snapshot", monkeypatch) as (plain, plain_confinement, _),
+    ):
+        assert plain_confinement.mechanism == "tree-snapshot"
+        assert ignored_signals(process.pid) == ignored_signals(plain.pid)
+
+
+@pytest.mark.parametrize("containment", ["cgroup", "subreaper"])
+async def test_a_missing_program_fails_before_any_wrapper_or_cgroup_is_made(
+    containment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CONTAINMENT_VAR, containment)
+    before = set(psutil.Process().children())
+    with pytest.raises(FileNotFoundError, match="no-such-agent"):
+        await open_confined_process(
+            ["no-such-agent"], cwd=tmp_path, env={"PATH": str(tmp_path)}, name="test"
+        )
+    assert set(psutil.Process().children()) == before
+
+
+async def test_an_unknown_containment_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CONTAINMENT_VAR, "jail")
+    with pytest.raises(ValueError, match="RAWP_CONTAINMENT='jail'"):
+        await open_confined_process(["true"], cwd=tmp_path, env=os.environ, name="test")
+
+
+@needs_cgroups
+async def test_the_guard_kills_and_removes_the_cgroup_when_its_host_goes_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with confined_daemon(tmp_path, "cgroup", monkeypatch) as (process, confinement, daemon):
+        assert confinement.cgroup is not None
+        guard = await ParentDeathGuard.start(process.pid, cgroup=confinement.cgroup)
+        assert guard._process.stdin is not None
+        await guard._process.stdin.aclose()
+        with anyio.fail_after(10):
+            await guard._process.wait()
+            await process.wait()
+        assert not running(daemon)
+        assert not confinement.cgroup.path.exists()
+
+
+async def test_the_guard_kills_the_daemon_a_subreaper_adopted_when_its_host_goes_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with confined_daemon(tmp_path, "subreaper", monkeypatch) as (process, _, daemon):
+        guard = await ParentDeathGuard.start(process.pid)
+        assert guard._process.stdin is not None
+        await guard._process.stdin.aclose()
+        with anyio.fail_after(10):
+            await guard._process.wait()
+            await process.wait()
+        await wait_gone([daemon.pid], timeout=10)
