@@ -8,7 +8,9 @@ from typing import Any
 
 import anyio
 from rawp_adapter_sdk import (
+    Compaction,
     CoreEnvironment,
+    CoreError,
     CoreEvent,
     CoreFeatures,
     Deny,
@@ -21,6 +23,9 @@ from rawp_adapter_sdk import (
     ToolEnd,
     ToolStart,
 )
+
+from rawp_adapters.frames import AgentStateChangedFrame, ClientFrame, Mode
+from rawp_adapters.testing import SessionDriver
 
 Script = Callable[["ScriptedCore", str, PermissionCallback], AsyncIterator[CoreEvent]]
 
@@ -126,3 +131,44 @@ def hello_core(*, greeting: str = "Hello") -> ScriptedCore:
         yield TextDelta(0, greeting)
 
     return ScriptedCore(greet, features=CoreFeatures(thinking=True))
+
+
+class CompactingPlanningCore(ScriptedCore):
+    """A scripted core that can also compact (answering ``compaction``, or raising
+    ``compact_error``) and switch modes (each mode it switched to can be received from
+    ``modes``)."""
+
+    def __init__(
+        self,
+        *,
+        compaction: Compaction | None = None,
+        compact_error: CoreError | None = None,
+        mode_error: CoreError | None = None,
+    ) -> None:
+        super().__init__(say_hello)
+        self.compaction = compaction or Compaction()
+        self.compact_error = compact_error
+        self.mode_error = mode_error
+        self.instructions: list[str | None] = []
+        self._switched, self.modes = anyio.create_memory_object_stream[Mode](16)
+
+    async def compact(self, instructions: str | None) -> Compaction:
+        self.instructions.append(instructions)
+        if self.compact_error is not None:
+            raise self.compact_error
+        return self.compaction
+
+    async def switch_mode(self, mode: Mode) -> None:
+        if self.mode_error is not None:
+            raise self.mode_error
+        await self._switched.send(mode)
+
+
+async def idle_after(d: SessionDriver, frame: ClientFrame) -> None:
+    """Wait until the session is idle again after ``frame`` (e.g. the end of a compaction,
+    before which a prompt would be refused)."""
+    await d.wait_for(
+        AgentStateChangedFrame,
+        where=lambda f: f.payload.state == "idle",
+        after=d.frames.index(frame),
+    )

@@ -23,14 +23,19 @@ from rawp_adapters import SessionOptions
 from rawp_adapters.frames import (
     AgentErrorFrame,
     InteractionRequestFrame,
+    Mode,
     SessionCapabilitiesFrame,
+    SessionCompactedFrame,
     TextDeltaFrame,
     ToolInvokeRequestFrame,
     ToolInvokeResultFrame,
 )
 from rawp_adapters.testing import Policy, SessionDriver, allow_all, deny_all, drive, never_answer
+from tests.sdk.scripted_core import idle_after
 from tests.support.claude import bundled_claude_cli, claude_env, claude_sdk_available
 from tests.support.llm_anthropic import (
+    COMPACT_SUMMARY,
+    COMPACTION_REQUEST,
     DEFAULT_TEXT,
     PARALLEL_COMMANDS,
     THINKING_TEXT,
@@ -38,6 +43,7 @@ from tests.support.llm_anthropic import (
     last_user_text,
     tool_results,
 )
+from tests.support.llm_anthropic import Reply as ApiReply
 from tests.support.processes import alive, wait_gone
 
 pytestmark = [
@@ -94,13 +100,14 @@ async def claude_session(
     timeout_ms: int = 30_000,
     abort_grace: float = 5.0,
     cli_path: Path | None = None,
+    adapter_class: type[SdkAdapter] = SdkAdapter,
 ) -> AsyncIterator[ClaudeRun]:
     """A checked session on the Claude core; on exit, asserts that nothing it started
     is left (CLI, its children, the watchdog, the state directory)."""
     settings = claude_settings(api, tmp_path, timeout_ms)
     if cli_path is not None:
         settings["core_options"]["cli_path"] = str(cli_path)
-    adapter = SdkAdapter.from_settings(settings)
+    adapter = adapter_class.from_settings(settings)
     core = adapter.core
     assert isinstance(core, ClaudeCore)
     workspace = tmp_path / "workspace"
@@ -426,3 +433,105 @@ async def test_the_cli_and_its_tools_die_with_a_host_that_is_killed(
             await host.wait()
     if moment == "permission":
         assert files(workspace) == []
+
+
+async def test_compaction_replaces_the_conversation_by_the_models_summary(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        d = run.driver
+        first = await d.prompt("remember the word pelican")
+        await d.send(d.control.compact("keep the bird"))
+        compacted = await d.wait_for(SessionCompactedFrame)
+        await idle_after(d, compacted)
+        asked = last_user_text(api.requests[-1])
+        turn = await d.prompt("what now?")
+    caps = d.of_type(SessionCapabilitiesFrame)[0]
+    assert caps.payload.features.context_compaction
+    assert COMPACTION_REQUEST in asked
+    assert "keep the bird" in asked
+    assert compacted.payload.trigger == "manual"
+    assert compacted.payload.summary == COMPACT_SUMMARY
+    assert compacted.payload.tokens_before is not None
+    assert compacted.payload.tokens_before > 0
+    said_after = json.dumps(api.requests[-1]["messages"])
+    assert COMPACT_SUMMARY in said_after
+    assert "pelican" not in said_after
+    assert turn.text == DEFAULT_TEXT
+    # The compaction's cost is not billed to the next turn.
+    costs = [t.end.payload.usage.cost_usd if t.end.payload.usage else None for t in (first, turn)]
+    assert costs[0] is not None
+    assert costs[1] == pytest.approx(costs[0])
+
+
+def failing_compaction(body: dict[str, Any]) -> ApiReply | None:
+    if COMPACTION_REQUEST in last_user_text(body):
+        return ApiReply(error_status=500)
+    return None
+
+
+@pytest.mark.parametrize(
+    ("before", "reason"),
+    [(None, "No messages to compact"), ("hello", "500")],
+    ids=["nothing-to-compact", "api-error"],
+)
+async def test_a_compaction_that_fails_is_an_agent_error_and_the_session_goes_on(
+    tmp_path: Path, before: str | None, reason: str
+) -> None:
+    with ScriptedAnthropic(responder=failing_compaction) as api:
+        async with claude_session(api, tmp_path) as run:
+            d = run.driver
+            if before is not None:
+                await d.prompt(before)
+            await d.send(d.control.compact())
+            error = await d.wait_for(AgentErrorFrame)
+            await idle_after(d, error)
+            turn = await d.prompt("hello again")
+    assert error.payload.severity == "error"
+    assert reason in error.payload.message
+    assert d.of_type(SessionCompactedFrame) == []
+    assert turn.text == DEFAULT_TEXT
+
+
+class SignalsModeSwitches(SdkAdapter):
+    """Lets a test wait until a mode switch has been applied (no frame tells the Master)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._applied, self.applied = anyio.create_memory_object_stream[Mode](4)
+
+    async def switch_mode(self, mode: Mode) -> None:
+        await super().switch_mode(mode)
+        await self._applied.send(mode)
+
+
+PLAN_MODE_ACTIVE = "Plan mode is active"
+PLAN_MODE_EXITED = "You have exited plan mode"
+
+
+async def test_plan_mode_tells_the_model_to_change_nothing_until_default_mode_is_back(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path, adapter_class=SignalsModeSwitches) as run:
+        d = run.driver
+        adapter = d.session.adapter
+        assert isinstance(adapter, SignalsModeSwitches)
+        await d.prompt("hello")
+        told = [json.dumps(api.requests[-1]["messages"])]
+        for mode in ("plan", "default"):
+            await d.send(d.control.switch_mode(mode))
+            with anyio.fail_after(10):
+                assert await adapter.applied.receive() == mode
+            seen = len(api.requests)
+            await d.prompt(f"now in {mode} mode")
+            # Only what this turn added to the conversation.
+            new = api.requests[seen]["messages"][len(api.requests[seen - 1]["messages"]) :]
+            told.append(json.dumps(new))
+    caps = d.of_type(SessionCapabilitiesFrame)[0]
+    assert caps.payload.features.plan_mode
+    assert PLAN_MODE_ACTIVE not in told[0]
+    assert PLAN_MODE_ACTIVE in told[1]
+    assert PLAN_MODE_EXITED not in told[1]
+    assert PLAN_MODE_EXITED in told[2]
+    assert PLAN_MODE_ACTIVE not in told[2]
+    assert d.of_type("session.error") == []

@@ -9,6 +9,8 @@ from rawp_adapter_sdk import (
     CORE_ENTRY_POINT_GROUP,
     DEFAULT_CORE,
     AgentCore,
+    CompactingCore,
+    ModeSwitchingCore,
     SdkAdapter,
     create_core,
     installed_cores,
@@ -25,6 +27,14 @@ from tests.sdk.scripted_core import ScriptedCore
 def test_the_built_in_cores_implement_the_core_contract() -> None:
     cores: list[AgentCore] = [DemoCore(), ClaudeCore()]  # checked statically by mypy too
     assert all(isinstance(core, AgentCore) for core in cores)
+
+
+def test_the_claude_core_can_compact_and_plan_and_the_demo_core_can_do_neither() -> None:
+    claude, demo = ClaudeCore(), DemoCore()
+    assert isinstance(claude, CompactingCore)
+    assert isinstance(claude, ModeSwitchingCore)
+    assert not isinstance(demo, CompactingCore)
+    assert not isinstance(demo, ModeSwitchingCore)
 
 
 def test_the_built_in_cores_are_registered_in_their_own_entry_point_group() -> None:

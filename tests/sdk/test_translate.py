@@ -276,7 +276,6 @@ def test_a_claude_result_gives_the_turns_usage_and_cost_and_its_stop_reason() ->
     ]
     assert t.finished
     assert t.error is None
-    assert t.session_cost == 0.75
 
 
 @claude

@@ -34,6 +34,9 @@ including the ``role: "system"`` entries the Claude Code CLI sends, are skipped)
   ``API_ERROR [status]``
       HTTP ``status`` (default 500) with an Anthropic JSON error body
       (``{"type": "error", "error": {"type": "api_error", "message": API_ERROR_MESSAGE}}``).
+  :data:`COMPACTION_REQUEST` (the Claude Code CLI's ``/compact`` asks for a summary with it)
+      ``<analysis>...</analysis>`` then ``<summary>`` :data:`COMPACT_SUMMARY` ``</summary>``,
+      the shape the CLI expects (its custom instructions follow ``Additional Instructions:``).
   ``RUN_BASH <command>``
       text preamble, then a ``Bash`` tool_use with input ``{"command": <rest of the line>,
       "description": BASH_DESCRIPTION}``; ``stop_reason`` ``tool_use``.
@@ -113,6 +116,8 @@ __all__ = [
     "API_ERROR",
     "API_ERROR_MESSAGE",
     "BASH_DESCRIPTION",
+    "COMPACTION_REQUEST",
+    "COMPACT_SUMMARY",
     "DEFAULT_TEXT",
     "INPUT_TOKENS",
     "MAX_TOKENS",
@@ -142,11 +147,13 @@ __all__ = [
 
 # --- keywords (the shared ones come from _scripted_http) ------------------------------------
 API_ERROR = "API_ERROR"
+COMPACTION_REQUEST = "Your task is to create a detailed summary of the conversation so far"
 
 # --- canned content --------------------------------------------------------------------------
 THINKING_SIGNATURE = "c2NyaXB0ZWQtc2lnbmF0dXJl"
 BASH_DESCRIPTION = "Run a scripted command"
 API_ERROR_MESSAGE = "Scripted internal error"
+COMPACT_SUMMARY = "The user and the scripted model talked; nothing is left to do."
 SLOW_STREAM_DELTAS = 100
 INPUT_TOKENS = 10
 DEFAULT_MODEL = "claude-opus-5-5"
@@ -284,6 +291,9 @@ def plan_reply(body: Any) -> Reply:
         status = int(match.group(1) or 500)
         error_type = "overloaded_error" if status == 529 else "api_error"
         return Reply(error_status=status, error_type=error_type)
+    if COMPACTION_REQUEST in prompt:
+        summary = f"<analysis>Scripted analysis.</analysis>\n\n<summary>{COMPACT_SUMMARY}</summary>"
+        return Reply(blocks=(_text(summary, 3),))
 
     thinking: tuple[Block, ...] = ()
     if THINK_FIRST in prompt:

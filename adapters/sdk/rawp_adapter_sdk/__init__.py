@@ -1,7 +1,8 @@
 """RAWP-DPS adapter for in-process agent cores.
 
 An agent library implements :class:`AgentCore` (stream :data:`CoreEvent` values, ask a
-:data:`PermissionCallback` before a tool runs, accept :meth:`AgentCore.cancel`) and
+:data:`PermissionCallback` before a tool runs, accept :meth:`AgentCore.cancel`), and
+:class:`CompactingCore` / :class:`ModeSwitchingCore` if it can compact or plan, and
 registers a factory in the ``rawp_adapters.sdk_cores`` entry-point group. The
 ``sdk`` adapter runs it in the client's process::
 
@@ -21,6 +22,8 @@ from rawp_adapter_sdk._core import (
     CORE_ENTRY_POINT_GROUP,
     AgentCore,
     Allow,
+    CompactingCore,
+    Compaction,
     CoreEnvironment,
     CoreError,
     CoreEvent,
@@ -29,6 +32,7 @@ from rawp_adapter_sdk._core import (
     Deny,
     DenyReason,
     InstalledCore,
+    ModeSwitchingCore,
     PermissionCallback,
     PermissionDecision,
     PermissionRequest,
@@ -52,6 +56,8 @@ __all__ = [
     "DEFAULT_CORE",
     "AgentCore",
     "Allow",
+    "CompactingCore",
+    "Compaction",
     "CoreEnvironment",
     "CoreError",
     "CoreEvent",
@@ -60,6 +66,7 @@ __all__ = [
     "Deny",
     "DenyReason",
     "InstalledCore",
+    "ModeSwitchingCore",
     "PermissionBridge",
     "PermissionCallback",
     "PermissionDecision",

@@ -17,9 +17,11 @@ from pydantic import Field
 from rawp_adapter_sdk._bridge import PermissionBridge
 from rawp_adapter_sdk._core import (
     AgentCore,
+    CompactingCore,
     CoreEnvironment,
     CoreError,
     CoreEvent,
+    ModeSwitchingCore,
     create_core,
     require_installed_core,
 )
@@ -37,7 +39,7 @@ from rawp_adapters import (
     Turn,
     TurnResult,
 )
-from rawp_adapters.frames import AgentInfo, ClientPayload, Features
+from rawp_adapters.frames import AgentInfo, ClientPayload, Features, Mode, SessionCompacted
 
 DEFAULT_CORE = "demo"
 
@@ -108,6 +110,8 @@ class SdkAdapter(Adapter):
         core = self.core.features
         return Features(
             adapter_type=self.adapter_type,
+            context_compaction=isinstance(self.core, CompactingCore),
+            plan_mode=isinstance(self.core, ModeSwitchingCore),
             thinking=core.thinking,
             tool_events=core.tool_events,
             permission_requests=core.permission_requests,
@@ -141,11 +145,7 @@ class SdkAdapter(Adapter):
             await _stream(self.core.run(turn.text, bridge), translator, ctx)
         except CoreError as exc:
             await _emit_all(ctx, translator.finish())
-            if exc.fatal:
-                # The core cannot go on: the session closes once this turn has ended.
-                ctx.agent_exited(AgentExit())
-            severity = "fatal" if exc.fatal else "error"
-            raise AgentFailure.of(exc.message, code=exc.code, severity=severity) from exc
+            raise self._failure(exc) from exc
         except Exception:
             await _emit_all(ctx, translator.finish())
             raise
@@ -162,9 +162,44 @@ class SdkAdapter(Adapter):
     async def abort(self, turn: Turn) -> None:
         await self.core.cancel()
 
+    async def compact(self, custom_instructions: str | None) -> None:
+        core, ctx = self.core, self._ctx
+        if not isinstance(core, CompactingCore):
+            await super().compact(custom_instructions)  # raises UnsupportedOperation
+            return
+        assert ctx is not None, "compact() before start()"
+        try:
+            done = await core.compact(custom_instructions or None)
+        except CoreError as exc:
+            raise self._failure(exc) from exc
+        await ctx.emit(
+            SessionCompacted(
+                trigger="manual", tokens_before=done.tokens_before, summary=done.summary
+            )
+        )
+
+    async def switch_mode(self, mode: Mode) -> None:
+        core = self.core
+        if not isinstance(core, ModeSwitchingCore):
+            await super().switch_mode(mode)  # raises UnsupportedOperation
+            return
+        try:
+            await core.switch_mode(mode)
+        except CoreError as exc:
+            raise self._failure(exc) from exc
+
     async def close(self) -> CloseResult:
         await self.core.close()
         return CloseResult()
+
+    def _failure(self, exc: CoreError) -> AgentFailure:
+        """The failure to raise for ``exc``; a fatal one also ends the session (after the
+        running turn, if any, has ended)."""
+        if exc.fatal:
+            assert self._ctx is not None
+            self._ctx.agent_exited(AgentExit())
+        severity = "fatal" if exc.fatal else "error"
+        return AgentFailure.of(exc.message, code=exc.code, severity=severity)
 
 
 ITERATOR_CLOSE_TIMEOUT_S = 5.0

@@ -7,6 +7,10 @@ thinking, tool calls, usage, the stop reason). Before a tool runs it awaits the
 with edited input) or :class:`Deny` (with a message for the model). A core never
 sees DPS frames, ids or the session: the adapter turns its events into frames.
 
+A core that can compact its conversation on request implements
+:class:`CompactingCore` as well, one with a plan mode :class:`ModeSwitchingCore`; the
+adapter reports ``context_compaction`` and ``plan_mode`` from that.
+
 Cores are registered in the ``rawp_adapters.sdk_cores`` entry-point group
 (``name = "package.module:Factory"``) or named by import path
 (``"package.module:Factory"``). A factory is any callable that takes the core's
@@ -24,7 +28,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters import InvalidSettingsError, RawpError, entry_points_by_name
-from rawp_adapters.frames import AgentErrorCode, OutputType, StopReason
+from rawp_adapters.frames import AgentErrorCode, Mode, OutputType, StopReason
 
 CORE_ENTRY_POINT_GROUP = "rawp_adapters.sdk_cores"
 
@@ -231,6 +235,34 @@ class AgentCore(Protocol):
 
     async def close(self) -> None:
         """Stop everything the core started. Must finish even when cancelled."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """What a compaction did; reported as ``session.compacted`` (trigger ``manual``)."""
+
+    tokens_before: int | None = None
+    """The size of the context before, in tokens, when known."""
+    summary: str | None = None
+    """The summary that now stands for the conversation, when known."""
+
+
+@runtime_checkable
+class CompactingCore(AgentCore, Protocol):
+    """A core that compacts its conversation on request (``context_compaction``)."""
+
+    async def compact(self, instructions: str | None) -> Compaction:
+        """Replace the conversation so far by a summary, following ``instructions`` when
+        given. Never called while a prompt runs; raise :class:`CoreError` if it failed."""
+
+
+@runtime_checkable
+class ModeSwitchingCore(AgentCore, Protocol):
+    """A core with a plan mode (``plan_mode``)."""
+
+    async def switch_mode(self, mode: Mode) -> None:
+        """``plan``: the agent works out a plan and changes nothing; ``default``: back to
+        normal work. May come while a prompt runs; raise :class:`CoreError` if it failed."""
 
 
 CoreFactory = Callable[..., AgentCore]

@@ -13,15 +13,19 @@
 
 Text of sub-agents (stream events with ``parent_tool_use_id``) is left out; their tool
 calls are reported.
+
+``/compact`` has its own reader, :class:`ClaudeCompaction`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from claude_agent_sdk import (
     AssistantMessage,
     ResultMessage,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -31,6 +35,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import StreamEvent
 
 from rawp_adapter_sdk._core import (
+    Compaction,
     CoreError,
     CoreEvent,
     Stop,
@@ -66,7 +71,6 @@ class ClaudeTurnTranslator:
         self.finished = False
         self.error: CoreError | None = None
         self.cancel_requested = False
-        self.session_cost = session_cost_before
         self._cost_before = session_cost_before
         self._next_index = 0
         self._blocks: dict[int, _Block] = {}
@@ -202,7 +206,6 @@ class ClaudeTurnTranslator:
         cost = None
         if total is not None:
             cost = max(0.0, total - (self._cost_before or 0.0))
-            self.session_cost = total
         if not raw and cost is None:
             return None
         return Usage(
@@ -221,6 +224,64 @@ class ClaudeTurnTranslator:
         if message.api_error_status is not None and str(message.api_error_status) not in text:
             text = f"{text} (HTTP {message.api_error_status})"
         return text
+
+
+_SUMMARY_RE = re.compile(
+    r"^Summary:\n(.*?)(?=\n\nIf you need specific details|\Z)", re.DOTALL | re.MULTILINE
+)
+_REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+
+
+class ClaudeCompaction:
+    """Feed it every message the CLI sends for ``/compact``; :meth:`outcome` then says
+    what it did.
+
+    A compaction that happened sends a ``compact_boundary`` system message (with the
+    context size before it), then the user message that now opens the conversation (the
+    CLI's preamble around ``Summary:`` and the model's summary). One that did not happen
+    sends a ``status`` message with ``compact_error``, or just a synthetic assistant text
+    (e.g. "Error: No messages to compact").
+    """
+
+    def __init__(self) -> None:
+        self._boundary: dict[str, Any] | None = None
+        self._summary: str | None = None
+        self._said: list[str] = []
+        self._error: str | None = None
+
+    def feed(self, message: object) -> None:
+        match message:
+            case SystemMessage(subtype="compact_boundary"):
+                metadata = message.data.get("compact_metadata")
+                self._boundary = metadata if isinstance(metadata, dict) else {}
+            case SystemMessage(subtype="status"):
+                error = message.data.get("compact_error")
+                if isinstance(error, str) and error:
+                    self._error = error
+            case UserMessage(content=str() as content) if (
+                self._boundary is not None and self._summary is None
+            ):
+                self._summary = _summary(content)
+            case AssistantMessage():
+                self._said += [b.text for b in message.content if isinstance(b, TextBlock)]
+            case ResultMessage(is_error=True):
+                self._error = self._error or "; ".join(message.errors or []) or message.result
+
+    def outcome(self) -> Compaction:
+        """What the compaction did; raises :class:`CoreError` if it did not happen."""
+        if self._boundary is None or self._error is not None:
+            reason = self._error or " ".join(self._said) or "no compaction was reported"
+            raise CoreError(f"the Claude Code CLI did not compact the conversation: {reason}")
+        return Compaction(
+            tokens_before=_int(self._boundary.get("pre_tokens")), summary=self._summary
+        )
+
+
+def _summary(text: str) -> str:
+    """The model's summary from the CLI's message that opens a compacted conversation
+    (all of it, reminders removed, if its wording is not the expected one)."""
+    match = _SUMMARY_RE.search(text)
+    return (match.group(1) if match else _REMINDER_RE.sub("", text)).strip()
 
 
 def _result_text(content: str | list[dict[str, Any]] | None) -> str:

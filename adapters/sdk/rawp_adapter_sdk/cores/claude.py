@@ -6,7 +6,8 @@ close, and it never outlives the session: on close the CLI and everything it sta
 are killed if the SDK's own shutdown leaves them, and a watchdog kills them if the
 host process dies first (an orphaned CLI runs its current tool to the end, and one
 waiting on a permission answer goes on to call the model again). ``can_use_tool``
-goes through the permission bridge; ``cancel`` is the SDK's interrupt.
+goes through the permission bridge; ``cancel`` is the SDK's interrupt. Compaction is
+the CLI's ``/compact`` command, plan mode its ``plan`` permission mode.
 ``claude_agent_sdk`` is imported only when a core starts.
 
 A CLI that dies while the session is idle is noticed at the next prompt: that turn
@@ -18,7 +19,8 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,7 @@ from structlog.stdlib import BoundLogger
 
 from rawp_adapter_sdk._core import (
     Allow,
+    Compaction,
     CoreEnvironment,
     CoreError,
     CoreEvent,
@@ -36,17 +39,19 @@ from rawp_adapter_sdk._core import (
     PermissionRequest,
 )
 from rawp_adapters._logging import get_logger
-from rawp_adapters.frames import AgentErrorCode
+from rawp_adapters.frames import AgentErrorCode, Mode
 from rawp_adapters.processes import ParentDeathGuard, kill_and_wait, snapshot_tree
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import ClaudeSDKClient
+    from claude_agent_sdk import ClaudeSDKClient, Message
     from claude_agent_sdk.types import PermissionResult, ToolPermissionContext
 
     from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
 
 INTERRUPT_TIMEOUT_S = 5.0
 """Bound on the SDK's interrupt request (it would wait 60 s for the CLI's answer)."""
+MODE_SWITCH_TIMEOUT_S = 5.0
+"""Bound on the SDK's permission-mode request (the same 60 s otherwise)."""
 DRAIN_TIMEOUT_S = 10.0
 """Bound on reading what is left of a turn whose reader was cancelled."""
 DISCONNECT_GRACE_S = 2.0
@@ -209,38 +214,21 @@ class ClaudeCore:
     # ------------------------------------------------------------ turns
 
     async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
-        from claude_agent_sdk import ClaudeSDKError
-
         from rawp_adapter_sdk.cores._claude_stream import ClaudeTurnTranslator
 
-        client = self._client
-        if client is None:
-            raise CoreError("the Claude core is not running", fatal=True)
+        client = await self._send(prompt)
+        translator = ClaudeTurnTranslator(self._session_cost)
+        self._translator = translator
+        self._permission = permission
         try:
-            if self._result_pending:
-                await self._finish_previous_turn(client)
-            translator = ClaudeTurnTranslator(self._session_cost)
-            self._translator = translator
-            self._permission = permission
-            self._result_pending = True
-            try:
-                await client.query(prompt)
-                async for message in client.receive_response():
-                    for event in translator.feed(message):
-                        yield event
-                    if translator.error is not None:
-                        raise translator.error
-            finally:
-                self._permission = None
-                self._translator = None
-                self._result_pending = not translator.finished
-                self._session_cost = translator.session_cost
-        except ClaudeSDKError as exc:
-            raise CoreError(
-                f"the Claude Code CLI failed: {exc}{self._stderr_excerpt()}",
-                code=AgentErrorCode.PROCESS_EXIT,
-                fatal=True,
-            ) from exc
+            async for message in self._replies(client):
+                for event in translator.feed(message):
+                    yield event
+                if translator.error is not None:
+                    raise translator.error
+        finally:
+            self._permission = None
+            self._translator = None
         if not translator.finished:
             raise CoreError("the Claude Code CLI ended the turn without a result", fatal=True)
 
@@ -252,19 +240,83 @@ class ClaudeCore:
         with anyio.move_on_after(INTERRUPT_TIMEOUT_S):
             await client.interrupt()
 
-    async def _finish_previous_turn(self, client: ClaudeSDKClient) -> None:
-        """A turn whose reader was cancelled left its tail (up to its result) unread."""
+    async def compact(self, instructions: str | None) -> Compaction:
+        from rawp_adapter_sdk.cores._claude_stream import ClaudeCompaction
+
+        command = f"/compact {instructions}" if instructions else "/compact"
+        client = await self._send(command)
+        compaction = ClaudeCompaction()
+        async for message in self._replies(client):
+            compaction.feed(message)
+        return compaction.outcome()
+
+    async def switch_mode(self, mode: Mode) -> None:
+        """The CLI's permission mode: ``plan`` tells the model to plan and change nothing
+        (tool calls still come to the permission bridge), ``default`` lifts that."""
+        client = self._running_client()
+        with self._cli_failures():
+            try:
+                with anyio.fail_after(MODE_SWITCH_TIMEOUT_S):
+                    await client.set_permission_mode(mode)
+            except TimeoutError:
+                raise CoreError(
+                    f"the Claude Code CLI did not confirm {mode} mode "
+                    f"within {MODE_SWITCH_TIMEOUT_S:g} s"
+                ) from None
+
+    # ------------------------------------------------------------ talking to the CLI
+
+    def _running_client(self) -> ClaudeSDKClient:
+        if self._client is None:
+            raise CoreError("the Claude core is not running", fatal=True)
+        return self._client
+
+    async def _send(self, text: str) -> ClaudeSDKClient:
+        """Send ``text`` as the next user message once the CLI is done with the last one;
+        read its answer with :meth:`_replies`."""
+        client = self._running_client()
+        with self._cli_failures():
+            if self._result_pending:
+                await self._finish_previous_turn(client)
+            self._result_pending = True
+            await client.query(text)
+        return client
+
+    async def _replies(self, client: ClaudeSDKClient) -> AsyncIterator[Message]:
+        """The CLI's messages up to and including the result of the last user message."""
         from claude_agent_sdk import ResultMessage
 
+        with self._cli_failures():
+            async for message in client.receive_response():
+                if isinstance(message, ResultMessage):
+                    self._result_pending = False
+                    if message.total_cost_usd is not None:
+                        self._session_cost = message.total_cost_usd
+                yield message
+
+    async def _finish_previous_turn(self, client: ClaudeSDKClient) -> None:
+        """A turn whose reader was cancelled left its tail (up to its result) unread."""
         with anyio.move_on_after(DRAIN_TIMEOUT_S):
             with anyio.move_on_after(INTERRUPT_TIMEOUT_S):
                 await client.interrupt()
-            async for message in client.receive_response():
-                if isinstance(message, ResultMessage):
-                    self._session_cost = message.total_cost_usd
-                    self._result_pending = False
+            async for _ in self._replies(client):
+                pass
         if self._result_pending:
             raise CoreError("the previous turn of the Claude Code CLI did not finish", fatal=True)
+
+    @contextmanager
+    def _cli_failures(self) -> Iterator[None]:
+        """The SDK's errors (the CLI died or broke the protocol) as a fatal CoreError."""
+        from claude_agent_sdk import ClaudeSDKError
+
+        try:
+            yield
+        except ClaudeSDKError as exc:
+            raise CoreError(
+                f"the Claude Code CLI failed: {exc}{self._stderr_excerpt()}",
+                code=AgentErrorCode.PROCESS_EXIT,
+                fatal=True,
+            ) from exc
 
     async def _can_use_tool(
         self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
