@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from rawp_adapter_sdk import (
+    Compaction,
     CoreError,
     Stop,
     TextDelta,
@@ -335,3 +336,61 @@ def test_a_claude_turn_that_hit_max_turns_is_a_failure_that_says_so() -> None:
     t.feed(result(subtype="error_max_turns", is_error=True))
     assert t.error is not None
     assert "max_turns" in t.error.message
+
+
+def compaction_messages(opening: str) -> list[Any]:
+    """What the CLI sends for a /compact that happened, opening the new conversation with
+    ``opening``."""
+    from claude_agent_sdk import SystemMessage, UserMessage
+
+    boundary = {"trigger": "manual", "pre_tokens": 1234, "post_tokens": 80}
+    return [
+        SystemMessage(subtype="status", data={"status": "compacting"}),
+        SystemMessage(subtype="compact_boundary", data={"compact_metadata": boundary}),
+        UserMessage(content=opening),
+        UserMessage(content="<local-command-stdout>Compacted </local-command-stdout>"),
+        result(num_turns=0),
+    ]
+
+
+@claude
+@pytest.mark.parametrize(
+    ("opening", "summary"),
+    [
+        (
+            "This session is being continued from a previous conversation.\n\n"
+            "<system-reminder>\nx\n</system-reminder>\nSummary:\n1. We said hi.\n2. Done.\n\n"
+            "If you need specific details from before compaction, read the transcript.",
+            "1. We said hi.\n2. Done.",
+        ),
+        # Worded otherwise (another CLI version): all of it, without reminders.
+        ("<system-reminder>x</system-reminder>\nWe said hi.", "We said hi."),
+    ],
+    ids=["cli-wording", "other-wording"],
+)
+def test_a_claude_compaction_gives_the_context_size_before_and_the_models_summary(
+    opening: str, summary: str
+) -> None:
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeCompaction
+
+    compaction = ClaudeCompaction()
+    for message in compaction_messages(opening):
+        compaction.feed(message)
+    assert compaction.outcome() == Compaction(tokens_before=1234, summary=summary)
+
+
+@claude
+def test_a_claude_compaction_that_did_not_happen_is_a_failure_with_the_clis_reason() -> None:
+    from claude_agent_sdk import AssistantMessage, SystemMessage, TextBlock
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeCompaction
+
+    failed, empty = ClaudeCompaction(), ClaudeCompaction()
+    failed.feed(SystemMessage(subtype="status", data={"compact_error": "Not enough messages."}))
+    failed.feed(result(num_turns=0))
+    said = TextBlock(text="Error: No messages to compact")
+    empty.feed(AssistantMessage(content=[said], model="<synthetic>"))
+    empty.feed(result(num_turns=0))
+    with pytest.raises(CoreError, match="Not enough messages"):
+        failed.outcome()
+    with pytest.raises(CoreError, match="No messages to compact"):
+        empty.outcome()
