@@ -11,6 +11,7 @@ import anyio
 import psutil
 import pytest
 from rawp_adapter_process import ProcessAdapter
+from rawp_adapter_process._settings import DEFAULT_PERMISSION_TOOLS
 
 from rawp_adapters import SessionOptions
 from rawp_adapters.frames import (
@@ -123,7 +124,7 @@ async def test_the_agent_runs_in_the_workspace_with_the_rawp_variables_winning(
     assert seen["env"]["RAWP_SESSION_ID"] == d.session.session_id
     assert seen["env"]["RAWP_WORKSPACE_PATH"] == str(tmp_path)
     assert seen["env"]["RAWP_DPS_VERSION"] == "rawp-dps-1.0"
-    assert seen["env"]["RAWP_PERMISSION_TOOLS"] == "bash,edit,write,eval,python,notebook,ssh"
+    assert seen["env"]["RAWP_PERMISSION_TOOLS"] == ",".join(DEFAULT_PERMISSION_TOOLS)
 
 
 # ------------------------------------------------------------------ turns
@@ -193,7 +194,7 @@ async def test_failed_retries_end_the_turn_with_the_final_error(tmp_path: Path) 
         turn = await d.prompt("RETRY")
     warning, final = turn.of_type("agent.error")
     assert warning.payload.severity == "warning"
-    assert "retried" in warning.payload.message
+    assert "the agent retries it" in warning.payload.message
     assert final.payload.severity == "error"
     assert final.payload.message == "529 overloaded: retries exhausted"
     assert turn.stop_reason == "error"

@@ -45,7 +45,14 @@ from tests.support.llm_openai import (
     SUMMARY_TEXT,
     ScriptedOpenAI,
 )
-from tests.support.peers import PEER_NAMES, PeerName, make_peer, peer_available
+from tests.support.peers import (
+    OMP_VERSION,
+    PEER_NAMES,
+    PI_VERSION,
+    PeerName,
+    make_peer,
+    peer_available,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.peers]
 
@@ -169,6 +176,18 @@ async def test_text_bash_and_read_turns_then_an_end_that_leaves_no_tool_process(
 
     assert (closed.payload.reason, closed.payload.exit_code) == ("explicit", 0)
     assert not running(sleeper)
+
+
+@pytest.mark.parametrize("name", PEERS)
+async def test_session_capabilities_name_the_version_of_the_agent_that_runs(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.end()
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    assert caps.payload.agent is not None
+    assert caps.payload.agent.version == (OMP_VERSION if name == "omp" else PI_VERSION)
 
 
 @pytest.mark.parametrize("name", PEERS)

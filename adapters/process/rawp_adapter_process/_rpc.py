@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,6 +29,7 @@ from rawp_adapter_process._translate import (
     Translator,
     TurnOutcome,
 )
+from rawp_adapter_process._version import agent_version
 from rawp_adapter_process._wire import (
     Ready,
     Response,
@@ -55,6 +57,9 @@ _DIALOG_DENY_BOUND = 1.0
 """Seconds close() spends answering open dialogs of an agent that may not read stdin."""
 _IDLE_POLL_FIRST, _IDLE_POLL_MAX = 0.05, 1.0
 """Backoff of ``get_state`` polls while the agent still says it is streaming."""
+_VERSION_GRACE = 2.0
+"""Seconds ``<command> --version`` may still take once the agent is ready (it runs while
+the agent starts); then the version is reported as unknown."""
 _CONTROL = (Response, UiRequest, Ready)
 
 
@@ -109,6 +114,7 @@ class RpcAgent:
         """The last turn was aborted: a run the agent starts now is that prompt's, late."""
         self._guard_error: GuardError | None = None
         self.version: str | None = None
+        """The agent's version: its ``ready`` frame's, else what ``--version`` says."""
 
     # ------------------------------------------------------------ start
 
@@ -149,12 +155,18 @@ class RpcAgent:
         )
         if settings.ready_probe != "ready-frame":
             self._background(self._probe_state, "ready probe")
+        asking = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
-            # The guard starts while the agent gets ready: the session's start waits
-            # for the slower of the two, not for both in turn.
+            # The guard starts and the version is asked while the agent gets ready: the
+            # session's start waits for the slowest, not for each in turn.
             tg.start_soon(self._start_guard, process)
+            tg.start_soon(self._ask_version, asking, env, workspace)
             with anyio.move_on_after(settings.ready_timeout):
                 await self._ready_or_gone.wait()
+            if self._ready and self.version is None:
+                asking.deadline = anyio.current_time() + _VERSION_GRACE
+            else:
+                asking.cancel()  # named by the ready frame, or no session at all
         if self._guard_error is not None:
             raise StartFailed.of(f"cannot guard the agent: {self._guard_error}")
         if self._ready:
@@ -186,6 +198,14 @@ class RpcAgent:
 
         self._ctx.start_soon(guarded, name=f"rawp process adapter: {what}")
 
+    async def _ask_version(
+        self, scope: anyio.CancelScope, env: dict[str, str], workspace: Path
+    ) -> None:
+        with scope:
+            version = await agent_version(self._settings.command, env=env, cwd=workspace)
+            if self.version is None:
+                self.version = version
+
     def _mark_ready(self) -> None:
         self._ready = True
         self._ready_or_gone.set()
@@ -216,7 +236,8 @@ class RpcAgent:
         elif isinstance(message, UiRequest):
             self._on_dialog_request(message)
         else:
-            self.version = message.version
+            if message.version:
+                self.version = message.version
             self._mark_ready()
 
     def _on_signal(self, signal: Signal) -> None:
