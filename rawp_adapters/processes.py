@@ -183,7 +183,7 @@ class SessionCgroup:
 
     @classmethod
     def create(cls, name: str) -> SessionCgroup:
-        """Make ``name`` beside this process's own cgroup (in it, one level down).
+        """Make the cgroup ``name`` inside this process's own one.
 
         Raises ``OSError`` where cgroup v2 is missing or not writable, and where it
         lacks ``cgroup.kill`` (Linux before 5.14).
