@@ -13,6 +13,9 @@ from rawp_adapters import LineFramer, OversizedLine
 from rawp_adapters.frames import AgentError
 
 _PREVIEW_BYTES = 200
+_LOGGED_SKIPS = 20
+"""Skipped lines logged one by one; the rest are counted (an agent may print banners or
+junk without end, before it is ready or after)."""
 
 OnMessage = Callable[[WireMessage], Awaitable[None]]
 OnError = Callable[[AgentError], Awaitable[None]]
@@ -22,7 +25,9 @@ class MessageReader:
     """Feeds every message on the agent's stdout to ``on_message`` until it ends.
 
     An oversized line is skipped and reported through ``on_error`` (FRAME_TOO_LARGE); a
-    line that is not a JSON event is logged and skipped; types nobody reads are dropped.
+    line that is not a JSON event is skipped, and logged if it is one of the first
+    :data:`_LOGGED_SKIPS` (then once that the rest go unlogged, and their count at the
+    end); types nobody reads are dropped. Nothing is kept of a skipped line.
     """
 
     def __init__(
@@ -41,6 +46,7 @@ class MessageReader:
         self._on_error = on_error
         self._log = log
         self._lines = 0
+        self._skipped = 0
         self.done = anyio.Event()
         """Set at the end of stdout (or when the reader stops)."""
 
@@ -52,6 +58,8 @@ class MessageReader:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         finally:
+            if self._skipped > _LOGGED_SKIPS:
+                self._log.warning("agent lines that were not JSON events", skipped=self._skipped)
             self.done.set()
 
     async def drained(self, idle: float) -> bool:
@@ -81,12 +89,22 @@ class MessageReader:
             try:
                 message = decode_line(item)
             except WireError as exc:
-                self._log.warning(
-                    "agent line that is not a JSON event skipped",
-                    error=str(exc),
-                    size=len(item),
-                    preview=item[:_PREVIEW_BYTES].decode("utf-8", "replace"),
-                )
+                self._skip(item, exc)
                 continue
             if message is not None:
                 await self._on_message(message)
+
+    def _skip(self, line: bytes, error: WireError) -> None:
+        self._skipped += 1
+        if self._skipped <= _LOGGED_SKIPS:
+            self._log.warning(
+                "agent line that is not a JSON event skipped",
+                error=str(error),
+                size=len(line),
+                preview=line[:_PREVIEW_BYTES].decode("utf-8", "replace"),
+            )
+        elif self._skipped == _LOGGED_SKIPS + 1:
+            self._log.warning(
+                "the agent keeps writing lines that are not JSON events; "
+                "they are skipped without a log line each (counted at the end)"
+            )

@@ -1,9 +1,11 @@
 """One long-lived agent in ``--mode rpc``: the I/O around the sans-IO translator.
 
 Background tasks (started in the session's task group): the stdout reader, the stderr
-drain, the exit watcher and the process-tree recorder. The reader never waits for the
-Master's answers: each dialog runs in a task of its own, so the agent's stream keeps
-flowing while a permission request is open.
+drain, the exit watcher, the process-tree recorder and the dialog refuser. The reader
+never waits for the Master's answers: each dialog runs in a task of its own, so the
+agent's stream keeps flowing while a permission request is open. At most
+:data:`MAX_OPEN_DIALOGS` are open at once; the agent's further dialogs are refused at
+once (one warning says so), so a flood of dialogs costs bounded memory.
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ _DIALOG_DENY_BOUND = 1.0
 """Seconds close() spends answering open dialogs of an agent that may not read stdin."""
 _IDLE_POLL_FIRST, _IDLE_POLL_MAX = 0.05, 1.0
 """Backoff of ``get_state`` polls while the agent still says it is streaming."""
+MAX_OPEN_DIALOGS = 64
+"""Dialogs of the agent open at once; more are refused without asking the Master."""
+_QUEUED_REFUSALS = 1024
+"""Refusals waiting to be written (an agent that floods dialogs may not read its stdin);
+beyond them a dialog is dropped unanswered."""
 _VERSION_GRACE = 2.0
 """Seconds ``<command> --version`` may still take once the agent is ready (it runs while
 the agent starts); then the version is reported as unknown."""
@@ -104,6 +111,10 @@ class RpcAgent:
         self._translator = Translator()
         self._turn: _TurnState | None = None
         self._dialogs: dict[str, _OpenDialog] = {}
+        self._refusals, self._to_refuse = anyio.create_memory_object_stream[dict[str, Any]](
+            _QUEUED_REFUSALS
+        )
+        self._dialogs_refused = 0
         self._ready = False
         self._ready_or_gone = anyio.Event()
         self._reader: MessageReader | None = None
@@ -146,6 +157,7 @@ class RpcAgent:
         )
         self._background(self._reader.run, "read stdout")
         self._background(process.drain_stderr, "drain stderr")
+        self._background(self._refuse_dialogs, "refuse dialogs")
         self._background(self._watch_exit, "watch exit")
         self._background(
             lambda: process.watch_tree(
@@ -221,7 +233,7 @@ class RpcAgent:
 
     async def _on_message(self, message: WireMessage) -> None:
         if isinstance(message, _CONTROL):
-            self._on_control(message)
+            await self._on_control(message)
             return
         emit = self._ctx.emit
         for output in self._translator.feed(message):
@@ -230,11 +242,11 @@ class RpcAgent:
             else:
                 await emit(output)
 
-    def _on_control(self, message: Response | UiRequest | Ready) -> None:
+    async def _on_control(self, message: Response | UiRequest | Ready) -> None:
         if isinstance(message, Response):
             self._on_response(message)
         elif isinstance(message, UiRequest):
-            self._on_dialog_request(message)
+            await self._on_dialog_request(message)
         else:
             if message.version:
                 self.version = message.version
@@ -270,7 +282,7 @@ class RpcAgent:
 
     # ------------------------------------------------------------ dialogs
 
-    def _on_dialog_request(self, request: UiRequest) -> None:
+    async def _on_dialog_request(self, request: UiRequest) -> None:
         if request.method == "cancel":
             target = self._dialogs.get(request.targetId or "")
             if target is not None:
@@ -283,6 +295,9 @@ class RpcAgent:
             claim_tool=self._translator.claim_announced_tool,
         )
         if dialog is None:
+            return
+        if len(self._dialogs) >= MAX_OPEN_DIALOGS:
+            await self._refuse(dialog)
             return
         opened = _OpenDialog(dialog)
         self._dialogs[dialog.request_id] = opened
@@ -309,6 +324,31 @@ class RpcAgent:
                 await self._answer(opened, dialog.response(outcome))
         finally:
             self._dialogs.pop(dialog.request_id, None)
+
+    async def _refuse(self, dialog: Dialog) -> None:
+        """Refuse a dialog over :data:`MAX_OPEN_DIALOGS` (reported once per session)."""
+        self._dialogs_refused += 1
+        if self._dialogs_refused == 1:
+            await self._ctx.emit(
+                AgentError(
+                    severity="warning",
+                    error_code="AGENT_ERROR",
+                    message=f"the agent opened more than {MAX_OPEN_DIALOGS} dialogs at once; "
+                    "its further dialogs are refused without asking",
+                )
+            )
+        try:
+            self._refusals.send_nowait(dialog.denial())
+        except anyio.WouldBlock:
+            self._log.debug("dialog dropped unanswered", refused=self._dialogs_refused)
+
+    async def _refuse_dialogs(self) -> None:
+        async with self._to_refuse:
+            async for refusal in self._to_refuse:
+                try:
+                    await self._channel.send(refusal)
+                except AgentGone:
+                    return
 
     async def _answer(self, opened: _OpenDialog, response: dict[str, Any]) -> None:
         if opened.answered:
@@ -541,6 +581,7 @@ class RpcAgent:
         with anyio.move_on_after(_DIALOG_DENY_BOUND):
             await self._deny_open_dialogs()
         self._channel.fail_all("the session is closing")
+        self._refusals.close()
         status = await process.terminate(
             stdin_grace=self._settings.stdin_close_grace,
             sigterm_grace=self._settings.sigterm_grace,

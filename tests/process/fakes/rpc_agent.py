@@ -1,7 +1,7 @@
 """A scripted xcsh-style RPC agent: a real process for the process adapter's tests.
 
     python rpc_agent.py [--no-ready] [--terminal] [--ignore-sigterm] [--exit-before-ready N]
-                        [--never-ready] [--exit-when-idle N]
+                        [--never-ready] [--exit-when-idle N] [--banner N]
 
 It speaks the xcsh RPC wire on stdin/stdout. A prompt's reply is chosen by the first
 word of its text:
@@ -20,6 +20,8 @@ word of its text:
     HUGE <bytes>     a line of that many bytes, then a text answer
     UNICODE          deltas holding U+2028 and an invalid UTF-8 byte
     FLOOD <n>        n deltas at once, then a permission confirm, then a text answer
+    DIALOGS <n>      n confirm dialogs at once (their answers are not awaited), then a
+                     text answer
     SPAWN            starts two ``sleep`` processes in new sessions, says their pids
     RETRY            two failing model calls with auto-retry events in between
     DOUBLE           the prompt answered twice (omp when busy), then a text answer
@@ -28,6 +30,7 @@ word of its text:
     IMAGES           a JSON answer: the prompt's ``images``
     NOID             answers without ids (the prompt, then get_state)
 
+``--banner N`` writes N lines that are not JSON before anything else.
 ``--terminal`` ends runs with ``isTerminal: true`` (omp); otherwise the adapter has to
 ask ``get_state`` (pi, xcsh). ``compact`` answers with a summary unless the session has
 seen ``COMPACT_FAILS`` (then an id-less ``parse`` error, as xcsh reports exceptions).
@@ -186,6 +189,11 @@ class Agent:
     def on_env(self, _: str) -> None:
         seen = {k: v for k, v in os.environ.items() if k.startswith(("RAWP_", "FAKE_"))}
         self.say(json.dumps({"cwd": os.getcwd(), "env": seen, "home": "HOME" in os.environ}))
+
+    def on_dialogs(self, count: str) -> None:
+        for _ in range(int(count)):
+            self.ask("confirm", title="Sure?", message="Go on?")
+        self.say(TEXT)
 
     def on_tool(self, command: str) -> None:
         self.run_start()
@@ -350,6 +358,11 @@ def main(argv: list[str]) -> None:
         for _line in sys.stdin:
             pass
         return
+    if "--banner" in argv:
+        banner = b"Loading plugins... (a banner line, not JSON)\n"
+        for _ in range(int(argv[argv.index("--banner") + 1])):
+            sys.stdout.buffer.write(banner)
+        sys.stdout.buffer.flush()
     agent = Agent(argv)
     if "--no-ready" not in argv:
         emit({"type": "ready", "version": "0.0.1-fake"})
