@@ -89,6 +89,8 @@ OutputType = Literal[
 CloseReason = Literal["explicit", "agent_exit", "error"]
 CompactionTrigger = Literal["auto", "manual"]
 Mode = Literal["plan", "default"]
+InteractionResult = Literal["allowed", "denied", "timed_out", "cancelled", "malformed"]
+DecidedBy = Literal["master", "master_timeout", "deadline", "abort", "session_end", "agent"]
 InputType = Literal["text", "command"]
 
 
@@ -268,6 +270,29 @@ class InteractionRequest(Payload):
         if self.interaction_type == "PERMISSION" and not self.context.tool_name:
             raise ValueError("a PERMISSION interaction must carry context.tool_name (§17.3.1)")
         return self
+
+
+class InteractionResolved(Payload):
+    """How an interaction ended; exactly one per `agent.interaction.request`, before
+    its turn ends [ours]."""
+
+    model_config = _config("ours")
+
+    interaction_id: Annotated[str, _doc("ours", "The request that was resolved.")]
+    outcome: Annotated[
+        InteractionResult,
+        _doc("ours", "What the agent was told: only `allowed` lets it go ahead."),
+    ]
+    decided_by: Annotated[
+        DecidedBy,
+        _doc(
+            "ours",
+            "`master` (its answer), `master_timeout` (`control.interaction.timeout`), "
+            "`deadline` (the request's `timeout_ms`), `abort`, `session_end`, or `agent` "
+            "(it stopped asking).",
+        ),
+    ]
+    turn_id: Annotated[str | None, _doc("ours", "The turn it belonged to, if any.")] = None
 
 
 class AgentError(Payload):
@@ -501,6 +526,12 @@ class InteractionRequestFrame(Envelope):
     payload: InteractionRequest
 
 
+class InteractionResolvedFrame(Envelope):
+    model_config = _frame_config("ours", _C2M)
+    type: Literal["agent.interaction.resolved"] = "agent.interaction.resolved"
+    payload: InteractionResolved
+
+
 class AgentErrorFrame(Envelope):
     model_config = _frame_config("§17", _C2M)
     type: Literal["agent.error"] = "agent.error"
@@ -586,6 +617,7 @@ ClientFrame = Union[  # noqa: UP007 - a Union keeps the discriminator readable
     ThinkingDeltaFrame,
     ThinkingDoneFrame,
     InteractionRequestFrame,
+    InteractionResolvedFrame,
     AgentErrorFrame,
     AgentStateChangedFrame,
     ToolInvokeRequestFrame,
@@ -621,6 +653,7 @@ ClientPayload = Union[  # noqa: UP007
     ThinkingDelta,
     ThinkingDone,
     InteractionRequest,
+    InteractionResolved,
     AgentError,
     AgentStateChanged,
     ToolInvokeRequest,

@@ -34,6 +34,12 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
         "title": "Allow bash?",
         "context": {"tool_name": "bash", "tool_input": {"command": TRICKY}, "tool_call_id": "c1"},
     },
+    "agent.interaction.resolved": {
+        "interaction_id": "i1",
+        "outcome": "timed_out",
+        "decided_by": "deadline",
+        "turn_id": "t1",
+    },
     "agent.error": {
         "severity": "fatal",
         "error_code": "SIGNAL_EXIT",

@@ -243,8 +243,8 @@ async def test_distinct_unknown_frame_types_are_not_all_remembered(tmp_path: Pat
                 }
             )
             await session.send_line(line)
-        assert len(session._unknown_types) <= 65
-        assert all(len(name) <= 200 for name in session._unknown_types)
+        assert len(session._protocol._unknown_types) <= 65
+        assert all(len(name) <= 200 for name in session._protocol._unknown_types)
 
 
 async def test_an_agent_that_opens_too_many_questions_is_denied_at_once(tmp_path: Path) -> None:

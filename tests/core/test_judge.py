@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rawp_adapters._broker import judge
+from rawp_adapters._protocol import judge
 from rawp_adapters.frames import InteractionRequest, InteractionResponse
 
 

@@ -1,0 +1,845 @@
+"""The session's protocol state, with no I/O and no clock of its own.
+
+Control frames, adapter payloads and the outcomes of the work it asked for go in;
+numbered frames (to ``sink``) and effects (what the driver must now do) come out.
+Every rule of RAWP-DPS that does not depend on how an agent is reached lives here,
+once: ``seq``, capabilities first, one prompt in flight, turn-id fencing, exactly
+one turn end per turn start, open text/thinking blocks and tool calls closed at
+turn end, duplicate and orphan tool events dropped, one ``session.usage`` per
+turn, abort ⇒ ``cancelled``, the interaction ledger (only an explicit allow
+allows; one ``agent.interaction.resolved`` per request) and ``session.closed``
+last. :class:`rawp_adapters.Session` is the anyio driver around it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from structlog.stdlib import BoundLogger
+
+from rawp_adapters._adapter import (
+    AgentExit,
+    CloseResult,
+    InteractionOutcome,
+    OutcomeReason,
+    Turn,
+    TurnResult,
+)
+from rawp_adapters._codec import (
+    CLIENT_FRAME_TYPES,
+    FRAME_CLASS_BY_PAYLOAD,
+    check_version,
+    decode_frame,
+    utc_timestamp,
+)
+from rawp_adapters._errors import FrameError, SessionClosedError
+from rawp_adapters._frames import (
+    DPS_VERSION,
+    AgentError,
+    AgentErrorCode,
+    AgentInfo,
+    AgentState,
+    AgentStateChanged,
+    ClientFrame,
+    ClientPayload,
+    CloseReason,
+    ControlFrame,
+    DecidedBy,
+    Features,
+    FrameMetadata,
+    InteractionContext,
+    InteractionRequest,
+    InteractionResolved,
+    InteractionResponse,
+    InteractionResponseFrame,
+    InteractionResult,
+    InteractionTimeoutFrame,
+    InteractionType,
+    Mode,
+    ModeSwitchFrame,
+    PromptAbortFrame,
+    PromptRequestFrame,
+    SessionCapabilities,
+    SessionClosed,
+    SessionCompactFrame,
+    SessionEndFrame,
+    SessionError,
+    SessionErrorCode,
+    SessionUsage,
+    StopReason,
+    TextDelta,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
+    TokenUsage,
+    ToolInvokeRequest,
+    ToolInvokeResult,
+    ToolInvokeStream,
+    TurnEnd,
+    TurnStart,
+    UnknownFrame,
+)
+from rawp_adapters._framing import OversizedLine
+
+UNFINISHED_TOOL_OUTPUT: Final = "The turn ended before this tool call finished."
+REMEMBERED_UNKNOWN_TYPES: Final = 64
+"""Distinct unknown control frame types logged once each; later ones are not logged."""
+REMEMBERED_FINISHED_INTERACTIONS: Final = 1024
+"""Finished interaction ids kept to tell a late answer from an unknown one."""
+_STEP_METADATA: Final = FrameMetadata.model_validate({"usage_scope": "step"})
+_USAGE_FIELDS: Final = tuple(TokenUsage.model_fields)
+
+
+# ------------------------------------------------------------------ effects
+
+
+@dataclass(frozen=True, slots=True)
+class RunTurn:
+    """Call ``Adapter.prompt(turn)``; report with :meth:`SessionProtocol.turn_finished`."""
+
+    turn: Turn
+
+
+@dataclass(frozen=True, slots=True)
+class AbortTurn:
+    """Call ``Adapter.abort(turn)`` and give the turn the abort grace to end."""
+
+    turn: Turn
+
+
+@dataclass(frozen=True, slots=True)
+class TurnClosed:
+    """The turn has its end frame: stop waiting for it, cancel what still runs for it."""
+
+    turn_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunCompact:
+    custom_instructions: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunModeSwitch:
+    mode: Mode
+
+
+@dataclass(frozen=True, slots=True)
+class BeginClose:
+    """Close the session: run :meth:`SessionProtocol.begin_close` from a task."""
+
+    reason: CloseReason
+    agent_exit: AgentExit | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SettleInteraction:
+    """Wake the adapter waiting on this interaction with its outcome."""
+
+    interaction_id: str
+    outcome: InteractionOutcome
+
+
+Effect = (
+    RunTurn | AbortTurn | TurnClosed | RunCompact | RunModeSwitch | BeginClose | SettleInteraction
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The bounds the protocol state keeps (from ``SessionOptions``)."""
+
+    frame_buffer: int = 1024
+    max_open_interactions: int = 256
+    interaction_timeout_ms: int = 60_000
+    usage_steps: bool = False
+
+
+# ------------------------------------------------------------------ state
+
+
+@dataclass(slots=True)
+class _TurnState:
+    turn: Turn
+    aborting: bool = False
+    ended: bool = False
+    tools: dict[str, None] = field(default_factory=dict)
+    """Tool calls with no result yet, in the order they started."""
+    blocks: dict[tuple[bool, int], list[str]] = field(default_factory=dict)
+    """Open text (False) and thinking (True) blocks by index: the text so far."""
+    redacted: set[int] = field(default_factory=set)
+    usage: dict[str, int | float] | None = None
+
+
+@dataclass(slots=True)
+class _Interaction:
+    request: InteractionRequest
+
+
+_RESULTS: Final[dict[OutcomeReason, InteractionResult]] = {
+    "timeout": "timed_out",
+    "aborted": "cancelled",
+    "closed": "cancelled",
+    "malformed": "malformed",
+    "cancelled": "cancelled",
+}
+
+
+def judge(request: InteractionRequest, response: InteractionResponse) -> InteractionOutcome:
+    """The outcome a response gives: allow only when it is explicit and fits the request."""
+    kind = request.interaction_type
+    if response.decision == "deny":
+        return InteractionOutcome(decision="deny", reason="answered")
+    if kind in ("PERMISSION", "CONFIRM"):
+        if response.decision == "allow":
+            # ``value`` rides along: for PERMISSION it may carry the edited tool input.
+            return InteractionOutcome(decision="allow", reason="answered", value=response.value)
+        return InteractionOutcome(decision="deny", reason="malformed")
+    value = response.value
+    if value is None or (kind == "SELECT" and request.options and value not in request.options):
+        return InteractionOutcome(decision="deny", reason="malformed")
+    return InteractionOutcome(decision="allow", reason="answered", value=value)
+
+
+def _expected(request: InteractionRequest) -> str:
+    if request.interaction_type in ("PERMISSION", "CONFIRM"):
+        return "decision must be allow or deny"
+    if request.interaction_type == "SELECT" and request.options:
+        return f"value must be one of {request.options}"
+    return "a value is required"
+
+
+class SessionProtocol:
+    """One session's protocol state. Frames go to ``sink`` in ``seq`` order; methods
+    that can ask for work return the :data:`Effect` list the driver must carry out.
+
+    ``backlogged`` tells whether the host is behind (its queue at the bound): then
+    answers to bad input are counted rather than queued.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        sink: Callable[[ClientFrame], object],
+        log: BoundLogger,
+        limits: Limits | None = None,
+        backlogged: Callable[[], bool] = lambda: False,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        clock: Callable[[], str] = utc_timestamp,
+    ) -> None:
+        self.session_id = session_id
+        self.limits = limits or Limits()
+        self._sink = sink
+        self._log = log
+        self._backlogged = backlogged
+        self._new_id = new_id
+        self._clock = clock
+        self.seq = 0
+        self.features: Features | None = None
+        self.ready = False
+        self.closing = False
+        self.sealed = False
+        self.compacting = False
+        self.turn: _TurnState | None = None
+        self._state: AgentState | None = None
+        self._early: list[ClientPayload] = []
+        self._early_dropped = 0
+        self._exit_before_ready: AgentExit | None = None
+        self._unanswered = 0
+        self._unknown_types: set[str] = set()
+        self._open: dict[str, _Interaction] = {}
+        self._finished: OrderedDict[str, OutcomeReason] = OrderedDict()
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def open_interactions(self) -> int:
+        return len(self._open)
+
+    def turn_running(self, turn_id: str) -> bool:
+        turn = self.turn
+        return turn is not None and turn.turn.turn_id == turn_id and not turn.ended
+
+    # ------------------------------------------------------------ lifecycle
+
+    def started(
+        self, features: Features, agent: AgentInfo | None, failure: AgentError | None
+    ) -> list[Effect]:
+        """The adapter's start returned (or failed): capabilities first, then what it
+        emitted while starting."""
+        self.features = features
+        self.ready = True
+        self.put(
+            SessionCapabilities(adapter_type=features.adapter_type, features=features, agent=agent)
+        )
+        early, self._early = self._early, []
+        for payload in early:
+            self.put(payload)
+        if self._early_dropped:
+            self.put(
+                AgentError(
+                    severity="warning",
+                    error_code=AgentErrorCode.PROTOCOL_ERROR,
+                    message=f"{self._early_dropped} frames the agent produced before it was "
+                    f"ready were dropped (more than {self.limits.frame_buffer})",
+                )
+            )
+        if failure is not None:
+            return [BeginClose("error", AgentExit(error=failure))]
+        if self._exit_before_ready is not None:
+            return [BeginClose("agent_exit", self._exit_before_ready)]
+        self._set_state("idle")
+        return []
+
+    def agent_exited(self, agent_exit: AgentExit) -> list[Effect]:
+        if not self.ready:
+            self._exit_before_ready = agent_exit
+            return []
+        if self.closing:
+            return []
+        return [BeginClose("agent_exit", agent_exit)]
+
+    def begin_close(self, agent_exit: AgentExit | None) -> list[Effect]:
+        """Start closing (once): deny every interaction; end the turn with the agent's
+        error, or ask for it to be aborted. Then the driver closes the adapter and
+        calls :meth:`finish_close`."""
+        self.closing = True
+        self._set_state("stopping")
+        effects: list[Effect] = self._settle_all("closed")
+        turn = self.turn
+        if turn is not None:
+            if agent_exit is not None:
+                stop: StopReason = "error" if agent_exit.error is not None else "end_turn"
+                effects += self.force_turn_end(turn.turn.turn_id, agent_exit.error, stop)
+            else:
+                turn.aborting = True
+                effects.append(AbortTurn(turn.turn))
+        elif agent_exit is not None and agent_exit.error is not None:
+            self.put(agent_exit.error)
+        return effects
+
+    def finish_close(
+        self, reason: CloseReason, result: CloseResult, agent_exit: AgentExit | None
+    ) -> None:
+        if agent_exit is not None:
+            result = CloseResult(
+                agent_exit.exit_code if agent_exit.exit_code is not None else result.exit_code,
+                agent_exit.signal or result.signal,
+            )
+        self._set_state("stopped")
+        self._put_unanswered_summary()
+        self.put(SessionClosed(reason=reason, exit_code=result.exit_code, signal=result.signal))
+        self.sealed = True
+
+    # ------------------------------------------------------------ control frames
+
+    def control_line(self, line: bytes | str | OversizedLine) -> list[Effect]:
+        """One raw line from the Master; bad input is answered with ``session.error``."""
+        if self.sealed:
+            raise SessionClosedError(f"session {self.session_id} is closed")
+        if isinstance(line, OversizedLine):
+            self.session_error(
+                SessionErrorCode.INVALID_FRAME,
+                f"a line of {line.size} bytes is over the size limit; skipped",
+            )
+            return []
+        try:
+            frame = decode_frame(line)
+        except FrameError as exc:
+            return self._on_invalid_frame(exc)
+        if frame.type in CLIENT_FRAME_TYPES:
+            self.session_error(
+                SessionErrorCode.INVALID_FRAME,
+                f"{frame.type} goes from Client to Master; a session only takes control frames",
+            )
+            return []
+        return self.control(frame)  # type: ignore[arg-type]
+
+    def control(self, frame: ControlFrame | UnknownFrame) -> list[Effect]:
+        """One control frame. Raises :class:`SessionClosedError` once closed."""
+        if self.sealed:
+            raise SessionClosedError(f"session {self.session_id} is closed")
+        if self.closing:
+            self.session_error(
+                SessionErrorCode.SESSION_CLOSED, f"session is closing; {frame.type} ignored"
+            )
+            return []
+        if frame.version != DPS_VERSION:
+            try:
+                check_version(frame.version)
+            except FrameError as exc:
+                return self._on_invalid_frame(exc)
+        if frame.session_id != self.session_id:
+            self.session_error(
+                SessionErrorCode.INVALID_FRAME,
+                f"{frame.type} names session {frame.session_id}, not this one; ignored",
+            )
+            return []
+        match frame:
+            case PromptRequestFrame():
+                return self._on_prompt(frame)
+            case PromptAbortFrame():
+                return self._on_abort(frame.payload.turn_id)
+            case InteractionResponseFrame():
+                return self._on_answer(frame.payload)
+            case InteractionTimeoutFrame():
+                return self._settle(frame.payload.interaction_id, "timeout", "master_timeout")
+            case SessionCompactFrame():
+                return self._on_compact(frame.payload.custom_instructions)
+            case ModeSwitchFrame():
+                if not self._features().plan_mode:
+                    self.session_error(SessionErrorCode.UNSUPPORTED, "this agent has no plan mode")
+                    return []
+                return [RunModeSwitch(frame.payload.mode)]
+            case SessionEndFrame():
+                # Deny now, not when the close task runs: an answer sent after the end
+                # frame must not be applied.
+                return [*self._settle_all("closed"), BeginClose("explicit")]
+            case UnknownFrame():
+                self._on_unknown(frame)
+        return []
+
+    def _features(self) -> Features:
+        assert self.features is not None, "control frames are taken once started"
+        return self.features
+
+    def _on_prompt(self, frame: PromptRequestFrame) -> list[Effect]:
+        if self.turn is not None or self.compacting:
+            busy = "a turn" if self.turn is not None else "a compaction"
+            self.session_error(
+                SessionErrorCode.PROMPT_IN_PROGRESS,
+                f"{busy} is in progress; prompt {frame.payload.prompt_id} was not passed on",
+            )
+            return []
+        if not self.ready:
+            self.session_error(SessionErrorCode.PROMPT_IN_PROGRESS, "the agent is starting")
+            return []
+        turn = _TurnState(Turn(turn_id=self._new_id(), request=frame.payload))
+        self.turn = turn
+        self.put(TurnStart(turn_id=turn.turn.turn_id, prompt_id=frame.payload.prompt_id))
+        self._set_state("busy")
+        return [RunTurn(turn.turn)]
+
+    def _on_abort(self, turn_id: str | None) -> list[Effect]:
+        turn = self.turn
+        if turn is None or (turn_id is not None and turn_id != turn.turn.turn_id):
+            detail = "no turn is running" if turn is None else f"turn {turn_id} is not running"
+            self.session_error(SessionErrorCode.NO_ACTIVE_TURN, f"{detail}; abort ignored")
+            return []
+        if turn.aborting:
+            return []
+        # Deny now, not when the abort runs: an answer sent after the abort frame
+        # must not be applied, nor a new interaction of this turn opened.
+        turn.aborting = True
+        return [*self._settle_turn(turn.turn.turn_id, "aborted"), AbortTurn(turn.turn)]
+
+    def _on_compact(self, custom_instructions: str | None) -> list[Effect]:
+        if not self._features().context_compaction:
+            self.session_error(
+                SessionErrorCode.UNSUPPORTED, "this agent does not support context compaction"
+            )
+            return []
+        if self.turn is not None or self.compacting:
+            self.session_error(
+                SessionErrorCode.PROMPT_IN_PROGRESS, "compaction waits until nothing is running"
+            )
+            return []
+        self.compacting = True
+        self._set_state("compacting")
+        return [RunCompact(custom_instructions)]
+
+    def compaction_finished(self) -> None:
+        self.compacting = False
+        if not self.closing:
+            self._set_state("idle")
+
+    def _on_unknown(self, frame: UnknownFrame) -> None:
+        known = self._unknown_types
+        if frame.type in known or len(known) > REMEMBERED_UNKNOWN_TYPES:
+            return
+        if len(known) == REMEMBERED_UNKNOWN_TYPES:
+            known.add("")  # full: said once, then nothing more is remembered
+            self._log.info("unknown control frame types are no longer logged")
+            return
+        known.add(frame.type[:200])
+        self._log.info("unknown control frame type skipped", frame_type=frame.type[:200])
+
+    def _on_invalid_frame(self, exc: FrameError) -> list[Effect]:
+        effects: list[Effect] = []
+        if exc.frame_type == "control.interaction.response" and exc.data is not None:
+            payload = exc.data.get("payload")
+            interaction_id = payload.get("interaction_id") if isinstance(payload, dict) else None
+            if isinstance(interaction_id, str) and interaction_id in self._open:
+                effects = self._settle(interaction_id, "malformed", "master")
+        self.session_error(exc.code, str(exc))
+        return effects
+
+    # ------------------------------------------------------------ turns
+
+    def turn_finished(
+        self, turn_id: str, result: TurnResult | None, error: AgentError | None
+    ) -> list[Effect]:
+        """``Adapter.prompt`` returned ``result``, raised ``error``, or (both None) was
+        cancelled. After an abort, however the turn wound down, it was cancelled."""
+        turn = self.turn
+        if turn is None or turn.turn.turn_id != turn_id or turn.ended:
+            return []
+        if turn.aborting:
+            if error is not None:
+                self._log.info(
+                    "failure after abort reported as cancelled",
+                    turn_id=turn_id,
+                    detail=error.message,
+                )
+            stop: StopReason = "cancelled"
+            if result is not None and result.stop_reason not in ("end_turn", "error"):
+                stop = result.stop_reason
+            return self._end_turn(turn, None, stop, result)
+        if result is not None:
+            return self._end_turn(turn, None, result.stop_reason, result)
+        return self._end_turn(turn, error, "error" if error is not None else "cancelled", None)
+
+    def force_turn_end(
+        self, turn_id: str, error: AgentError | None, stop: StopReason
+    ) -> list[Effect]:
+        """End the turn now, whatever its adapter call is doing (abort grace over, the
+        agent gone)."""
+        turn = self.turn
+        if turn is None or turn.turn.turn_id != turn_id or turn.ended:
+            return []
+        return self._end_turn(turn, error, stop, None)
+
+    def _end_turn(
+        self,
+        turn: _TurnState,
+        error: AgentError | None,
+        stop: StopReason,
+        result: TurnResult | None,
+    ) -> list[Effect]:
+        turn_id = turn.turn.turn_id
+        effects = self._settle_turn(turn_id, "aborted")
+        for (thinking, index), parts in list(turn.blocks.items()):
+            text = "".join(parts)
+            if thinking:
+                self.put(
+                    ThinkingDone(
+                        turn_id=turn_id, index=index, text=text, redacted=index in turn.redacted
+                    )
+                )
+            else:
+                self.put(TextDone(turn_id=turn_id, index=index, text=text))
+        for invocation_id in list(turn.tools):
+            self.put(
+                ToolInvokeResult(
+                    invocation_id=invocation_id,
+                    output_type="text",
+                    output=UNFINISHED_TOOL_OUTPUT,
+                    is_error=True,
+                    turn_id=turn_id,
+                )
+            )
+        usage = _turn_usage(turn, result)
+        if usage is not None:
+            self._number(SessionUsage(turn_id=turn_id, **usage.model_dump(exclude_none=True)), None)
+        if error is not None:
+            self.put(error)
+        self.put(TurnEnd(turn_id=turn_id, stop_reason=stop, usage=usage))
+        turn.ended = True
+        if self.turn is turn:
+            self.turn = None
+        if not self.closing:
+            self._set_state("idle")
+        effects.append(TurnClosed(turn_id))
+        return effects
+
+    # ------------------------------------------------------------ operations
+
+    def operation_failed(self, error: AgentError | None, unsupported: str | None) -> None:
+        """A compaction or mode switch failed: ``UNSUPPORTED``, or the agent's error."""
+        if unsupported is not None:
+            self.session_error(SessionErrorCode.UNSUPPORTED, unsupported)
+        elif error is not None:
+            self.put(error)
+
+    # ------------------------------------------------------------ interactions
+
+    def open_interaction(
+        self,
+        interaction_type: InteractionType,
+        *,
+        turn_id: str | None,
+        title: str | None,
+        message: str | None,
+        options: list[str] | None,
+        context: InteractionContext | Mapping[str, Any] | None,
+        timeout_ms: int | None,
+    ) -> InteractionRequest | InteractionOutcome:
+        """Publish a question, or say at once why it is denied."""
+        if self.closing:
+            return InteractionOutcome(decision="deny", reason="closed")
+        turn = self.turn
+        if turn_id is not None and (
+            turn is None or turn.turn.turn_id != turn_id or turn.aborting or turn.ended
+        ):
+            return InteractionOutcome(decision="deny", reason="aborted")
+        if len(self._open) >= self.limits.max_open_interactions:
+            # An agent asking faster than anyone answers: memory stays bounded.
+            self._log.warning(
+                "interaction denied: too many open", limit=self.limits.max_open_interactions
+            )
+            return InteractionOutcome(decision="deny", reason="overloaded")
+        if context is None:
+            context = InteractionContext()
+        elif not isinstance(context, InteractionContext):
+            context = InteractionContext.model_validate(dict(context))
+        request = InteractionRequest(
+            interaction_id=self._new_id(),
+            interaction_type=interaction_type,
+            timeout_ms=self.limits.interaction_timeout_ms if timeout_ms is None else timeout_ms,
+            turn_id=turn_id,
+            title=title,
+            message=message,
+            options=options,
+            context=context,
+        )
+        self._open[request.interaction_id] = _Interaction(request)
+        self.put(request)
+        self._set_state("waiting_interaction")
+        return request
+
+    def interaction_deadline(self, interaction_id: str) -> list[Effect]:
+        """The request's own ``timeout_ms`` passed with no answer."""
+        return self._settle(interaction_id, "timeout", "deadline", report=False)
+
+    def interaction_abandoned(self, interaction_id: str) -> list[Effect]:
+        """The adapter stopped waiting (its call was cancelled)."""
+        return self._settle(interaction_id, "cancelled", "agent", report=False)
+
+    def _on_answer(self, response: InteractionResponse) -> list[Effect]:
+        pending = self._open.get(response.interaction_id)
+        if pending is None:
+            self._report_unknown(response.interaction_id)
+            return []
+        outcome = judge(pending.request, response)
+        if outcome.reason == "malformed":
+            self.session_error(
+                SessionErrorCode.INVALID_FRAME,
+                f"the answer to {pending.request.interaction_type} interaction "
+                f"{response.interaction_id} is malformed ({_expected(pending.request)}); "
+                "it was denied",
+            )
+        return self._resolve(pending, outcome, "master")
+
+    def _settle(
+        self,
+        interaction_id: str,
+        reason: OutcomeReason,
+        decided_by: DecidedBy,
+        *,
+        report: bool = True,
+    ) -> list[Effect]:
+        pending = self._open.get(interaction_id)
+        if pending is None:
+            if report:
+                self._report_unknown(interaction_id)
+            return []
+        return self._resolve(
+            pending, InteractionOutcome(decision="deny", reason=reason), decided_by
+        )
+
+    def _settle_turn(self, turn_id: str, reason: OutcomeReason) -> list[Effect]:
+        effects: list[Effect] = []
+        for pending in list(self._open.values()):
+            if pending.request.turn_id == turn_id:
+                effects += self._resolve(
+                    pending, InteractionOutcome(decision="deny", reason=reason), "abort"
+                )
+        return effects
+
+    def _settle_all(self, reason: OutcomeReason) -> list[Effect]:
+        decided_by: DecidedBy = "session_end" if reason == "closed" else "abort"
+        return [
+            effect
+            for pending in list(self._open.values())
+            for effect in self._resolve(
+                pending, InteractionOutcome(decision="deny", reason=reason), decided_by
+            )
+        ]
+
+    def _resolve(
+        self, pending: _Interaction, outcome: InteractionOutcome, decided_by: DecidedBy
+    ) -> list[Effect]:
+        request = pending.request
+        del self._open[request.interaction_id]
+        result: InteractionResult
+        if outcome.reason == "answered":
+            result = "allowed" if outcome.allowed else "denied"
+        else:
+            result = _RESULTS[outcome.reason]
+        self.put(
+            InteractionResolved(
+                interaction_id=request.interaction_id,
+                outcome=result,
+                decided_by=decided_by,
+                turn_id=request.turn_id,
+            )
+        )
+        self._finished[request.interaction_id] = outcome.reason
+        while len(self._finished) > REMEMBERED_FINISHED_INTERACTIONS:
+            self._finished.popitem(last=False)
+        self._interaction_settled()
+        return [SettleInteraction(request.interaction_id, outcome)]
+
+    def _report_unknown(self, interaction_id: str) -> None:
+        finished = self._finished.get(interaction_id)
+        if finished is not None:
+            self._log.info(
+                "late interaction answer ignored",
+                interaction_id=interaction_id,
+                resolved_by=finished,
+            )
+            detail = f"interaction {interaction_id} was already resolved ({finished}); ignored"
+        else:
+            self._log.warning("answer for unknown interaction", interaction_id=interaction_id)
+            detail = f"no open interaction {interaction_id}; ignored"
+        self.session_error(SessionErrorCode.UNKNOWN_INTERACTION, detail)
+
+    def _interaction_settled(self) -> None:
+        if self.closing or self._open:
+            return
+        if self.turn is not None:
+            self._set_state("busy")
+        elif self.compacting:
+            self._set_state("compacting")
+        else:
+            self._set_state("idle")
+
+    # ------------------------------------------------------------ emitting
+
+    def put(self, payload: ClientPayload) -> None:
+        """Number one payload into a frame, after the turn rules have had their say."""
+        if self.sealed:
+            self._log.warning("frame after session.closed dropped", payload=type(payload).__name__)
+            return
+        if not self.ready:
+            if len(self._early) < self.limits.frame_buffer:
+                self._early.append(payload)
+            else:
+                self._early_dropped += 1
+            return
+        turn = self.turn
+        turn_id = getattr(payload, "turn_id", None)
+        if turn_id is not None and not isinstance(payload, TurnEnd | TurnStart):
+            if turn is None or turn.turn.turn_id != turn_id:
+                # Turn-id fencing: nothing of a turn appears after its end.
+                self._log.debug(
+                    "stale frame of a finished turn dropped",
+                    turn_id=turn_id,
+                    payload=type(payload).__name__,
+                )
+                return
+            if isinstance(payload, SessionUsage):
+                _add_usage(turn, payload)
+                if self.limits.usage_steps:
+                    self._number(payload, _STEP_METADATA)
+                return
+        if turn is not None and not self._track(turn, payload):
+            return
+        self._number(payload, None)
+
+    def _number(self, payload: ClientPayload, metadata: FrameMetadata | None) -> None:
+        if self.sealed:
+            self._log.warning("frame after session.closed dropped", payload=type(payload).__name__)
+            return
+        self.seq += 1
+        # Validated construction is faster than model_construct (pydantic-core does it).
+        frame_class: Any = FRAME_CLASS_BY_PAYLOAD[type(payload)]
+        self._sink(
+            frame_class(
+                version=DPS_VERSION,
+                session_id=self.session_id,
+                seq=self.seq,
+                timestamp=self._clock(),
+                payload=payload,
+                metadata=metadata,
+            )
+        )
+
+    def _track(self, turn: _TurnState, payload: ClientPayload) -> bool:
+        """Keep the turn's open blocks and tool calls; False drops a duplicate or orphan."""
+        match payload:
+            case TextDelta() | ThinkingDelta():
+                key = (isinstance(payload, ThinkingDelta), payload.index)
+                parts = turn.blocks.get(key)
+                if parts is None:
+                    turn.blocks[key] = parts = []
+                parts.append(payload.text)
+                if isinstance(payload, ThinkingDelta) and payload.redacted:
+                    turn.redacted.add(payload.index)
+            case TextDone() | ThinkingDone():
+                turn.blocks.pop((isinstance(payload, ThinkingDone), payload.index), None)
+            case ToolInvokeRequest():
+                if payload.invocation_id in turn.tools:
+                    self._log.debug("duplicate tool call dropped", invocation=payload.invocation_id)
+                    return False
+                turn.tools[payload.invocation_id] = None
+            case ToolInvokeStream():
+                if payload.invocation_id not in turn.tools:
+                    self._log.debug("output of no running tool call dropped")
+                    return False
+            case ToolInvokeResult():
+                if payload.invocation_id not in turn.tools:
+                    self._log.debug("result of no running tool call dropped")
+                    return False
+                del turn.tools[payload.invocation_id]
+        return True
+
+    def session_error(self, code: SessionErrorCode, message: str) -> None:
+        """Answer the Master's input. While the host is behind, answers are counted,
+        not queued, and summed up in one once it has room."""
+        self._log.info("session error", error_code=code.value, detail=message)
+        if self._backlogged() and not self.closing:
+            self._unanswered += 1
+            return
+        self._put_unanswered_summary()
+        self.put(SessionError(error_code=code, message=message, fatal=False))
+
+    def _put_unanswered_summary(self) -> None:
+        if self._unanswered:
+            count, self._unanswered = self._unanswered, 0
+            self.put(
+                SessionError(
+                    error_code=SessionErrorCode.INVALID_FRAME,
+                    message=f"{count} control frames were refused without an answer each "
+                    "while the Master was not reading its frames",
+                    fatal=False,
+                )
+            )
+
+    def _set_state(self, state: AgentState) -> None:
+        if state in ("idle", "busy") and self._open:
+            state = "waiting_interaction"
+        if state != self._state:
+            self._state = state
+            self.put(AgentStateChanged(state=state))
+
+
+def _add_usage(turn: _TurnState, step: TokenUsage) -> None:
+    total = turn.usage if turn.usage is not None else {}
+    for name in _USAGE_FIELDS:
+        value = getattr(step, name)
+        if value is not None:
+            total[name] = total.get(name, 0) + value
+    turn.usage = total
+
+
+def _turn_usage(turn: _TurnState, result: TurnResult | None) -> TokenUsage | None:
+    """The turn's usage: the sum of its steps, else what the adapter returned."""
+    if turn.usage is not None:
+        return TokenUsage.model_validate(turn.usage)
+    return result.usage if result is not None else None
