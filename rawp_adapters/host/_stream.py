@@ -1,0 +1,103 @@
+"""Serving one session over a byte stream pair: control lines in, frame lines out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Final
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from rawp_adapters._codec import encode_frame
+from rawp_adapters._errors import SessionClosedError
+from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
+from rawp_adapters._logging import get_logger
+from rawp_adapters._session import Session
+
+_PENDING_WRITES: Final = 256
+_STREAM_FAILED: Final = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+
+_log = get_logger("rawp_adapters.host")
+
+
+async def serve_stream(
+    session: Session,
+    receive: ByteReceiveStream,
+    send: ByteSendStream,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> bool:
+    """Serve ``session`` until its ``session.closed`` is out: control frames are read
+    from ``receive`` (one JSON line each, at most ``max_line_bytes``; bad ones are
+    answered with ``session.error``), frames are written to ``send``, each line whole;
+    frames that queue up while a write runs go out together in the next one.
+
+    The end of ``receive`` (or a failure to read it) ends the session; so does a
+    failure to write to ``send``, after which the rest of the frames are dropped.
+    Returns whether every frame was written. The streams stay open: they are the
+    caller's.
+    """
+    to_write, writes = anyio.create_memory_object_stream[bytes](_PENDING_WRITES)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_read_control, session, receive, max_line_bytes)
+        tg.start_soon(_encode_frames, session, to_write)
+        written = await _write_lines(writes, send, on_broken=partial(tg.start_soon, session.close))
+        tg.cancel_scope.cancel()
+    return written
+
+
+async def _read_control(session: Session, receive: ByteReceiveStream, max_line_bytes: int) -> None:
+    framer = LineFramer(max_line_bytes)
+    try:
+        async for chunk in receive:
+            for line in framer.feed(chunk):
+                await session.send_line(line)
+        for line in framer.close():
+            await session.send_line(line)
+    except SessionClosedError:
+        return  # the session ended first (control.session.end, or the agent exited)
+    except _STREAM_FAILED as exc:
+        _log.error("reading control frames failed; ending the session", error=_reason(exc))
+    await session.close()
+
+
+async def _encode_frames(session: Session, to_write: MemoryObjectSendStream[bytes]) -> None:
+    async with to_write:
+        async for frame in session:
+            await to_write.send(encode_frame(frame))
+
+
+async def _write_lines(
+    writes: MemoryObjectReceiveStream[bytes],
+    send: ByteSendStream,
+    *,
+    on_broken: Callable[[], object],
+) -> bool:
+    """Write every encoded frame until the session's stream ends. If ``send`` breaks,
+    calls ``on_broken`` once, drains the rest unwritten and returns False."""
+    broken = False
+    async with writes:
+        async for first in writes:
+            batch = [first]
+            while True:
+                try:
+                    batch.append(writes.receive_nowait())
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+            if broken:
+                continue
+            try:
+                await send.send(b"".join(batch))
+            except _STREAM_FAILED as exc:
+                _log.error("writing frames failed; ending the session", error=_reason(exc))
+                broken = True
+                on_broken()
+    return not broken
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, also when an anyio error wraps the OS error."""
+    cause = exc.__cause__ or exc
+    return str(cause) or type(cause).__name__
