@@ -1,38 +1,24 @@
 """How ``rawp-adapters run`` answers the agent's questions: ask on the terminal, or
-allow or deny everything (``--yes`` / ``--no``). Anything but an explicit allow
+allow or deny everything (``--yes`` / ``--no``). Both are reply policies for
+:func:`rawp_adapters.host.answer_interactions`. Anything but an explicit allow
 denies."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
 import anyio
 
-from rawp_adapters._frames import Decision, InteractionRequest
+from rawp_adapters._frames import InteractionRequest
 from rawp_adapters.cli._prompt import AnswerReader, NoAnswer, ask
 from rawp_adapters.cli._render import DIM, Console, summarize_input
+from rawp_adapters.host import Reply, allow_all, deny_all
 
 _YES: Final = frozenset({"y", "yes"})
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What to send back: a decision (with a value for SELECT/INPUT), or a timeout."""
-
-    decision: Decision | None = None
-    value: str | None = None
-    timed_out: bool = False
-
-
-_DENY: Final = Reply(decision="deny")
-_TIMED_OUT: Final = Reply(timed_out=True)
-
-
-class Answerer(Protocol):
-    async def answer(self, request: InteractionRequest) -> Reply: ...
+_DENY: Final = Reply.deny()
+_TIMED_OUT: Final = Reply(timeout=True)
 
 
 def subject(request: InteractionRequest) -> str:
@@ -51,16 +37,12 @@ class FixedAnswers:
         self.console = console
         self.allow = allow
 
-    async def answer(self, request: InteractionRequest) -> Reply:
+    def __call__(self, request: InteractionRequest) -> Reply:
         if not self.allow:
             self.console.line(f"denied {subject(request)} (--no)", DIM)
-            return _DENY
+            return deny_all(request)
         self.console.line(f"allowed {subject(request)} (--yes)", DIM)
-        if request.interaction_type == "SELECT":
-            return Reply("allow", (request.options or [""])[0])
-        if request.interaction_type == "INPUT":
-            return Reply("allow", "")
-        return Reply("allow")
+        return allow_all(request)
 
 
 def time_limit(request: InteractionRequest, limit: float) -> float:
@@ -81,7 +63,7 @@ class TerminalAnswers:
         self.live = live
         self._terminal = anyio.Lock()
 
-    async def answer(self, request: InteractionRequest) -> Reply:
+    async def __call__(self, request: InteractionRequest) -> Reply:
         deadline = anyio.current_time() + time_limit(request, self.limit)
         async with self._terminal:
             seconds = deadline - anyio.current_time()
@@ -124,16 +106,16 @@ def _question(request: InteractionRequest) -> tuple[str, str, Callable[[str], Re
     if kind == "SELECT":
         options = request.options or []
         return subject(request), f"[1-{len(options)}]", lambda line: _select(options, line)
-    return subject(request), "[text]", lambda line: Reply("allow", line)
+    return subject(request), "[text]", Reply.allow
 
 
 def _yes_no(line: str) -> Reply:
-    return Reply("allow") if line.lower() in _YES else _DENY
+    return Reply.allow() if line.lower() in _YES else _DENY
 
 
 def _select(options: list[str], line: str) -> Reply:
     if line in options:
-        return Reply("allow", line)
+        return Reply.allow(line)
     if line.isdigit() and 1 <= int(line) <= len(options):
-        return Reply("allow", options[int(line) - 1])
+        return Reply.allow(options[int(line) - 1])
     return _DENY

@@ -21,7 +21,7 @@ from rawp_adapters._schema import (
     frames_markdown,
     render_json,
 )
-from rawp_adapters.cli._answers import Answerer, FixedAnswers, TerminalAnswers
+from rawp_adapters.cli._answers import FixedAnswers, TerminalAnswers
 from rawp_adapters.cli._prompt import AnswerReader
 from rawp_adapters.cli._render import (
     YELLOW,
@@ -34,6 +34,7 @@ from rawp_adapters.cli._render import (
 from rawp_adapters.cli._run import run_prompt
 from rawp_adapters.cli._serve import serve_stdio
 from rawp_adapters.cli._threads import daemon_worker
+from rawp_adapters.host import Policy
 
 Backend = Literal["asyncio", "trio"]
 Decisions = Literal["ask", "allow", "deny"]
@@ -117,22 +118,22 @@ def run_command(
 
     async def main() -> int:
         async with daemon_worker("rawp-stdin") as worker:
-            answerer: Answerer
+            policy: Policy
             if decisions == "ask":
-                answerer = TerminalAnswers(
+                policy = TerminalAnswers(
                     console,
                     AnswerReader(sys.stdin, worker),
                     limit=permission_timeout,
                     live=is_terminal(sys.stdin) and is_terminal(console.out),
                 )
             else:
-                answerer = FixedAnswers(console, allow=decisions == "allow")
+                policy = FixedAnswers(console, allow=decisions == "allow")
             return await run_prompt(
                 adapter,
                 prompt,
                 workspace=workspace,
                 show=view.show,
-                answerer=answerer,
+                policy=policy,
                 notify=lambda text: console.line(text, YELLOW),
             )
 

@@ -13,16 +13,9 @@ from anyio.abc import TaskGroup
 
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._errors import SessionClosedError
-from rawp_adapters._frames import (
-    ClientFrame,
-    ControlFrame,
-    InteractionRequest,
-    InteractionRequestFrame,
-    StopReason,
-    TurnEndFrame,
-)
+from rawp_adapters._frames import ClientFrame, ControlFrame, StopReason, TurnEndFrame
 from rawp_adapters._session import Session, open_session
-from rawp_adapters.cli._answers import Answerer
+from rawp_adapters.host import Policy, answer_interactions
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
@@ -44,12 +37,12 @@ async def run_prompt(
     *,
     workspace: Path,
     show: Callable[[ClientFrame], None],
-    answerer: Answerer,
+    policy: Policy,
     notify: Callable[[str], None],
     handle_interrupts: bool = True,
 ) -> int:
-    """Open a session, send ``prompt``, show every frame, answer the agent's questions,
-    end the session once the turn is over. Returns the exit code.
+    """Open a session, send ``prompt``, show every frame, answer the agent's questions
+    by ``policy``, end the session once the turn is over. Returns the exit code.
 
     With ``handle_interrupts``, the first SIGINT aborts the turn and the second ends
     the session.
@@ -59,52 +52,20 @@ async def run_prompt(
         open_session(adapter, workspace=workspace) as session,
         anyio.create_task_group() as tg,
     ):
+
+        def on_frame(frame: ClientFrame) -> None:
+            nonlocal stop_reason
+            show(frame)
+            if isinstance(frame, TurnEndFrame) and stop_reason is None:
+                stop_reason = frame.payload.stop_reason
+                tg.start_soon(session.close)
+
         if handle_interrupts:
             tg.start_soon(_abort_on_interrupt, session, tg, notify)
-        questions = _OpenQuestions(session, answerer, tg)
         await _send(session, session.control.prompt(prompt))
-        async for frame in session:
-            show(frame)
-            if isinstance(frame, InteractionRequestFrame):
-                questions.open(frame.payload)
-            elif isinstance(frame, TurnEndFrame) and stop_reason is None:
-                stop_reason = frame.payload.stop_reason
-                questions.cancel_all()
-                tg.start_soon(session.close)
+        await answer_interactions(session, policy, on_frame=on_frame)
         tg.cancel_scope.cancel()
     return exit_code(stop_reason)
-
-
-class _OpenQuestions:
-    """The agent's questions being answered; cancelled when the turn ends."""
-
-    def __init__(self, session: Session, answerer: Answerer, tg: TaskGroup) -> None:
-        self._session = session
-        self._answerer = answerer
-        self._tg = tg
-        self._scopes: set[anyio.CancelScope] = set()
-
-    def open(self, request: InteractionRequest) -> None:
-        scope = anyio.CancelScope()
-        self._scopes.add(scope)
-        self._tg.start_soon(self._answer, scope, request)
-
-    def cancel_all(self) -> None:
-        for scope in self._scopes:
-            scope.cancel()
-
-    async def _answer(self, scope: anyio.CancelScope, request: InteractionRequest) -> None:
-        with scope:
-            try:
-                reply = await self._answerer.answer(request)
-            finally:
-                self._scopes.discard(scope)
-            control = self._session.control
-            if reply.timed_out:
-                await _send(self._session, control.timeout(request.interaction_id))
-            else:
-                frame = control.respond(request.interaction_id, reply.decision, reply.value)
-                await _send(self._session, frame)
 
 
 async def _send(session: Session, frame: ControlFrame) -> None:

@@ -4,19 +4,23 @@
 keeps its (non-daemon, on asyncio) worker thread blocked, and the interpreter
 waits for it at exit. A :class:`DaemonWorker` runs one call at a time on its own
 daemon thread; a call whose caller was cancelled is abandoned and its result
-dropped.
+dropped. :class:`FdReceiveStream` and :class:`FdSendStream` make blocking file
+descriptors anyio byte streams that way.
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.from_thread import BlockingPortal
 
 T = TypeVar("T")
@@ -75,3 +79,47 @@ class DaemonWorker:
 async def daemon_worker(name: str) -> AsyncIterator[DaemonWorker]:
     async with BlockingPortal() as portal:
         yield DaemonWorker(portal, name)
+
+
+class FdReceiveStream(ByteReceiveStream):
+    """Reads a blocking file descriptor on a worker. Closing leaves the fd open."""
+
+    def __init__(self, worker: DaemonWorker, fd: int) -> None:
+        self._worker = worker
+        self._fd = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        try:
+            data = await self._worker.call(partial(os.read, self._fd, max_bytes))
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        pass
+
+
+class FdSendStream(ByteSendStream):
+    """Writes whole chunks to a blocking file descriptor on a worker. Closing leaves
+    the fd open."""
+
+    def __init__(self, worker: DaemonWorker, fd: int) -> None:
+        self._worker = worker
+        self._fd = fd
+
+    async def send(self, item: bytes) -> None:
+        try:
+            await self._worker.call(partial(_write_all, self._fd, item))
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -2,7 +2,8 @@
 
 - :func:`drive` / :class:`SessionDriver`: play the Master against any adapter,
   answer interactions by a policy (:func:`allow_all`, :func:`deny_all`,
-  :func:`never_answer` or your own), with every wait bounded.
+  :func:`never_answer` or your own; re-exported from :mod:`rawp_adapters.host`),
+  with every wait bounded.
 - :func:`check_frames` / :func:`assert_valid_stream`: the invariant checker
   (capabilities first, seq contiguous from 1, turn start/end pairing, error before
   an error end, tool call pairing, every interaction resolved, nothing after
@@ -10,17 +11,9 @@
 - :func:`run_conformance`: put an adapter through the protocol's rules.
 """
 
+from rawp_adapters.host import Policy, Reply, allow_all, deny_all, never_answer
 from rawp_adapters.testing._conformance import run_conformance
-from rawp_adapters.testing._driver import (
-    Policy,
-    Reply,
-    SessionDriver,
-    TurnRecord,
-    allow_all,
-    deny_all,
-    drive,
-    never_answer,
-)
+from rawp_adapters.testing._driver import SessionDriver, TurnRecord, drive
 from rawp_adapters.testing._invariants import (
     InvariantError,
     Violation,

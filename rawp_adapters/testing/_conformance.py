@@ -16,7 +16,8 @@ import anyio
 
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._frames import SessionCapabilitiesFrame, SessionErrorFrame, TurnStartFrame
-from rawp_adapters.testing._driver import Policy, SessionDriver, allow_all, drive
+from rawp_adapters.host import Policy, allow_all
+from rawp_adapters.testing._driver import SessionDriver, drive
 
 
 async def run_conformance(

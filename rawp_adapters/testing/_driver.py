@@ -16,53 +16,15 @@ from rawp_adapters._frames import (
     ControlFrame,
     Envelope,
     InteractionRequest,
-    InteractionRequestFrame,
     SessionClosedFrame,
     TurnEndFrame,
     TurnStartFrame,
 )
 from rawp_adapters._session import Session, SessionOptions, open_session
+from rawp_adapters.host import Policy, Reply, allow_all, answer_interactions
 from rawp_adapters.testing._invariants import assert_valid_stream
 
 F = TypeVar("F", bound=Envelope)
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """How the driver answers one interaction. ``None`` from a policy means no answer."""
-
-    decision: str | None = None
-    value: str | None = None
-    timeout: bool = False
-
-    @classmethod
-    def allow(cls, value: str | None = None) -> Reply:
-        return cls(decision="allow", value=value)
-
-    @classmethod
-    def deny(cls) -> Reply:
-        return cls(decision="deny")
-
-
-Policy = Callable[[InteractionRequest], "Reply | Awaitable[Reply | None] | None"]
-
-
-def allow_all(request: InteractionRequest) -> Reply:
-    """Allow everything; SELECT gets its first option, INPUT an empty string."""
-    if request.interaction_type == "SELECT":
-        return Reply.allow((request.options or [""])[0])
-    if request.interaction_type == "INPUT":
-        return Reply.allow("")
-    return Reply.allow()
-
-
-def deny_all(request: InteractionRequest) -> Reply:
-    return Reply.deny()
-
-
-def never_answer(request: InteractionRequest) -> None:
-    """Leave every interaction to its deadline."""
-    return
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,30 +89,21 @@ class SessionDriver:
     async def run(self) -> None:
         """Collect frames until ``session.closed`` (started by :func:`drive`)."""
         try:
-            async with anyio.create_task_group() as tg:
-                async for frame in self.session:
-                    self.frames.append(frame)
-                    self.transcript.append(frame)
-                    if isinstance(frame, InteractionRequestFrame):
-                        tg.start_soon(self._answer, frame.payload)
-                    self._changed.set()
-                    self._changed = anyio.Event()
+            await answer_interactions(
+                self.session, self._policy, on_frame=self._record, send=self.send
+            )
         finally:
             self._done.set()
             self._changed.set()
 
-    async def _answer(self, request: InteractionRequest) -> None:
-        reply = self.policy(request)
-        if isinstance(reply, Awaitable):
-            reply = await reply
-        if reply is None or self.session.closed:
-            return
-        if reply.timeout:
-            await self.send(self.control.timeout(request.interaction_id))
-        else:
-            await self.send(
-                self.control.respond(request.interaction_id, reply.decision, reply.value)
-            )
+    def _policy(self, request: InteractionRequest) -> Reply | Awaitable[Reply | None] | None:
+        return self.policy(request)  # looked up per request: a test may swap the policy
+
+    def _record(self, frame: ClientFrame) -> None:
+        self.frames.append(frame)
+        self.transcript.append(frame)
+        self._changed.set()
+        self._changed = anyio.Event()
 
     async def send(self, frame: ControlFrame) -> None:
         self.transcript.append(frame)

@@ -12,12 +12,13 @@ import anyio
 import pytest
 
 from rawp_adapters import SessionContext, StartFailed, Turn, TurnResult
-from rawp_adapters.cli._answers import Answerer, FixedAnswers, TerminalAnswers
+from rawp_adapters.cli._answers import FixedAnswers, TerminalAnswers
 from rawp_adapters.cli._prompt import AnswerReader
 from rawp_adapters.cli._render import Console, TerminalView
 from rawp_adapters.cli._run import run_prompt
 from rawp_adapters.cli._threads import daemon_worker
 from rawp_adapters.frames import TextDelta
+from rawp_adapters.host import Policy
 from tests.cli.agents import NOTES, ask_to_write, fail, think_then_answer
 from tests.core.scripted import Script, ScriptedAdapter
 
@@ -48,19 +49,19 @@ async def run(
     out = io.StringIO()
     console = Console(out, styled=False)
     async with daemon_worker("test-stdin") as worker:
-        answerer: Answerer
+        policy: Policy
         if fixed is None:
             reader = AnswerReader(stdin or io.StringIO(""), worker)
-            answerer = TerminalAnswers(console, reader, limit=limit, live=False)
+            policy = TerminalAnswers(console, reader, limit=limit, live=False)
         else:
-            answerer = FixedAnswers(console, allow=fixed)
+            policy = FixedAnswers(console, allow=fixed)
         with anyio.fail_after(20):
             code = await run_prompt(
                 adapter or ScriptedAdapter(script),
                 "go",
                 workspace=workspace,
                 show=TerminalView(console).show,
-                answerer=answerer,
+                policy=policy,
                 notify=console.line,
                 handle_interrupts=False,
             )

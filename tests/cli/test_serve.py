@@ -177,7 +177,7 @@ async def test_a_master_that_is_gone_ends_the_session_and_the_bridge_exits_1(
                     assert await process.wait() == 1
     finally:
         os.close(write_end)
-    assert "writing stdout failed; ending the session" in (tmp_path / "err").read_text()
+    assert "writing frames failed; ending the session" in (tmp_path / "err").read_text()
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
