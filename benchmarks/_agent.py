@@ -9,6 +9,12 @@
 - ``paced RATE COUNT``: on ``prompt``, COUNT text deltas at RATE per second, each
   carrying ``time.monotonic_ns()`` of its write as its text.
 - ``idle``: the ``ready`` line and answers; exits when stdin ends.
+- ``banner COUNT``: COUNT lines that are not JSON before the ``ready`` line, then as
+  ``idle`` (an agent that floods its host before it is ready).
+- ``dialogs COUNT``: on ``prompt``, COUNT permission dialogs (``extension_ui_request``
+  ``confirm``, distinct ids) as fast as possible, then a terminal ``agent_end``; the
+  dialogs are written by a thread while stdin is still read (answers are ignored), so a
+  host that answers or refuses them never blocks on a full pipe.
 - ``stubborn``: like ``idle`` but ignores SIGTERM and the end of stdin.
 
 Arguments the adapter appends (``-e <extension>``) are ignored.
@@ -25,11 +31,15 @@ from typing import Any
 
 _CHUNK = 1 << 20
 _out = sys.stdout.buffer
+_writing = threading.Lock()
+_PERMISSION = json.dumps({"tool_name": "bash", "tool_input": {"command": "ls"}})
 
 
 def send(event: dict[str, Any]) -> None:
-    _out.write(json.dumps(event, separators=(",", ":")).encode() + b"\n")
-    _out.flush()
+    line = json.dumps(event, separators=(",", ":")).encode() + b"\n"
+    with _writing:
+        _out.write(line)
+        _out.flush()
 
 
 def answer(command: dict[str, Any], data: dict[str, Any] | None = None) -> None:
@@ -66,15 +76,38 @@ def paced(rate: float, count: int) -> None:
         _out.flush()
 
 
+def banner(count: int) -> None:
+    for start in range(0, count, 1000):
+        lines = (
+            f"starting up, junk line {n:08d}\n" for n in range(start, min(count, start + 1000))
+        )
+        _out.write("".join(lines).encode())
+    _out.flush()
+
+
+def dialogs(count: int) -> None:
+    for n in range(count):
+        dialog = {"type": "extension_ui_request", "id": f"dialog-{n}", "method": "confirm"}
+        send({**dialog, "title": "rawp.permission", "message": _PERMISSION})
+    end_run()
+
+
 def serve(mode: str, args: list[str]) -> None:
+    if mode == "banner":
+        banner(int(args[0]))
     send({"type": "ready", "version": f"bench-{mode}"})
     for line in sys.stdin.buffer:
         command = json.loads(line)
         kind = command.get("type")
         if kind == "get_state":
             answer(command, {"isStreaming": False})
+        elif kind == "extension_ui_response":
+            continue
         elif kind == "prompt":
             answer(command)
+            if mode == "dialogs":
+                threading.Thread(target=dialogs, args=(int(args[0]),), daemon=True).start()
+                continue
             if mode == "replay":
                 dump(args[0])
             elif mode == "paced":
