@@ -11,8 +11,9 @@ The public surface, in a few lines::
             ...                              # session.closed last
 
 Frame models live in :mod:`rawp_adapters.frames`; adapter authors subclass
-:class:`Adapter`; :mod:`rawp_adapters.testing` has a Master driver, an invariant
-checker and a conformance run for any adapter.
+:class:`Adapter` and find plugin plumbing in :mod:`rawp_adapters.plugins`;
+:mod:`rawp_adapters.testing` has a Master driver, an invariant checker and a
+conformance run for any adapter.
 """
 
 from rawp_adapters._adapter import (
@@ -22,38 +23,33 @@ from rawp_adapters._adapter import (
     AgentMetadata,
     CloseResult,
     InteractionOutcome,
+    Question,
     SessionContext,
     Turn,
     TurnResult,
 )
-from rawp_adapters._codec import decode_frame, encode_frame, frame_from_dict, utc_timestamp
+from rawp_adapters._codec import decode_frame, encode_frame
 from rawp_adapters._control import ControlFrames
 from rawp_adapters._errors import (
     AdapterLoadError,
     AdapterNotFoundError,
     AgentFailure,
     FrameError,
+    GuardError,
     InvalidSettingsError,
     RawpError,
     SessionClosedError,
     StartFailed,
     UnsupportedOperation,
+    WorkspaceError,
 )
 from rawp_adapters._frames import DPS_VERSION, ClientFrame, ControlFrame, Frame
 from rawp_adapters._framing import LineFramer, OversizedLine
-from rawp_adapters._registry import (
-    ENTRY_POINT_GROUP,
-    InstalledAdapter,
-    create_adapter,
-    entry_points_by_name,
-    installed_adapters,
-    load_adapter_class,
-)
+from rawp_adapters._registry import InstalledAdapter, create_adapter, installed_adapters
 from rawp_adapters._session import Session, SessionOptions, open_session
 
 __all__ = [
     "DPS_VERSION",
-    "ENTRY_POINT_GROUP",
     "Adapter",
     "AdapterLoadError",
     "AdapterNotFoundError",
@@ -67,11 +63,13 @@ __all__ = [
     "ControlFrames",
     "Frame",
     "FrameError",
+    "GuardError",
     "InstalledAdapter",
     "InteractionOutcome",
     "InvalidSettingsError",
     "LineFramer",
     "OversizedLine",
+    "Question",
     "RawpError",
     "Session",
     "SessionClosedError",
@@ -81,13 +79,10 @@ __all__ = [
     "Turn",
     "TurnResult",
     "UnsupportedOperation",
+    "WorkspaceError",
     "create_adapter",
     "decode_frame",
     "encode_frame",
-    "entry_points_by_name",
-    "frame_from_dict",
     "installed_adapters",
-    "load_adapter_class",
     "open_session",
-    "utc_timestamp",
 ]

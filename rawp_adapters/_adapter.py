@@ -19,10 +19,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, Self
+from typing import Any, ClassVar, Generic, Literal, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from structlog.stdlib import BoundLogger
+from typing_extensions import TypeVar
 
 from rawp_adapters._errors import InvalidSettingsError, UnsupportedOperation
 from rawp_adapters._frames import (
@@ -98,6 +99,50 @@ class InteractionOutcome:
         return self.decision == "allow"
 
 
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What an adapter asks the Master: one ``agent.interaction.request``.
+
+    A PERMISSION question names the tool in ``context.tool_name`` (§17.3.1).
+    ``timeout_ms`` None takes the session's default deadline.
+    """
+
+    interaction_type: InteractionType
+    turn_id: str | None = None
+    title: str | None = None
+    message: str | None = None
+    options: tuple[str, ...] | None = None
+    context: InteractionContext | None = None
+    timeout_ms: int | None = None
+
+    @classmethod
+    def permission(
+        cls,
+        tool_name: str,
+        *,
+        tool_input: Mapping[str, Any] | None = None,
+        tool_call_id: str | None = None,
+        turn_id: str | None = None,
+        title: str | None = None,
+        message: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> Question:
+        """May the agent run ``tool_name`` (with ``tool_input``)?"""
+        context = InteractionContext(
+            tool_name=tool_name,
+            tool_input=dict(tool_input) if tool_input is not None else None,
+            tool_call_id=tool_call_id,
+        )
+        return cls(
+            "PERMISSION",
+            turn_id=turn_id,
+            title=title,
+            message=message,
+            context=context,
+            timeout_ms=timeout_ms,
+        )
+
+
 class SessionContext(Protocol):
     """What the session runtime gives an adapter."""
 
@@ -113,17 +158,7 @@ class SessionContext(Protocol):
     async def emit(self, payload: ClientPayload) -> None:
         """Send one payload to the Master, in order. Waits while the host is far behind."""
 
-    async def interact(
-        self,
-        interaction_type: InteractionType,
-        *,
-        turn_id: str | None = None,
-        title: str | None = None,
-        message: str | None = None,
-        options: list[str] | None = None,
-        context: InteractionContext | Mapping[str, Any] | None = None,
-        timeout_ms: int | None = None,
-    ) -> InteractionOutcome:
+    async def interact(self, question: Question) -> InteractionOutcome:
         """Ask the Master and wait. Never raises for timeout, abort or close: those deny."""
 
     def agent_exited(self, exit: AgentExit) -> None:
@@ -167,38 +202,49 @@ class AgentMetadata(BaseModel):
     )
 
 
-class Adapter(ABC):
-    """Base class of every adapter. Subclasses set ``adapter_type`` and ``settings_model``
-    and are registered in the ``rawp_adapters.adapters`` entry-point group."""
+SettingsT = TypeVar("SettingsT", bound=AdapterSettings, default=AdapterSettings, covariant=True)
+"""A bare ``Adapter`` is any adapter (its settings only known as ``AdapterSettings``)."""
+
+
+class Adapter(ABC, Generic[SettingsT]):
+    """Base class of every adapter, generic in its settings model
+    (``class MyAdapter(Adapter[MySettings])``). Subclasses set ``adapter_type`` and
+    ``settings_model`` and are registered in the ``rawp_adapters.adapters`` entry-point
+    group."""
 
     adapter_type: ClassVar[str]
     settings_model: ClassVar[type[AdapterSettings]] = AdapterSettings
 
-    def __init__(self, settings: AdapterSettings, *, single_turn_process: bool = False) -> None:
-        self.settings = settings
-        self.single_turn_process = single_turn_process
+    def __init__(self, settings: SettingsT) -> None:
+        self.settings: SettingsT = settings
 
     @classmethod
-    def from_settings(
-        cls, settings: Mapping[str, Any] | None = None, *, single_turn_process: bool = False
-    ) -> Self:
-        """Build from plain settings, validated against ``settings_model``."""
+    def parse_settings(cls, settings: Mapping[str, Any] | None) -> SettingsT:
+        """Plain settings validated against ``settings_model``."""
         try:
             parsed = cls.settings_model.model_validate(dict(settings or {}))
         except ValidationError as exc:
             raise InvalidSettingsError(f"invalid settings for {cls.adapter_type!r}: {exc}") from exc
-        return cls(parsed, single_turn_process=single_turn_process)
+        return parsed  # type: ignore[return-value]  # settings_model is SettingsT's class
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any] | None = None) -> Self:
+        """Build from plain settings, validated against ``settings_model``."""
+        return cls(cls.parse_settings(settings))
 
     @classmethod
     def from_metadata(cls, metadata: AgentMetadata) -> Self:
         """Build from the orchestrator's agent metadata; the registry's one way in.
 
-        Override to read metadata fields beyond the settings (and call
-        :meth:`from_settings` for those).
+        Override to read metadata fields beyond the settings. The default refuses
+        ``single_turn_process``, which only an adapter that starts processes can honour.
         """
-        return cls.from_settings(
-            metadata.settings, single_turn_process=metadata.single_turn_process
-        )
+        if metadata.single_turn_process:
+            raise InvalidSettingsError(
+                f"adapter {cls.adapter_type!r} does not run one agent process per prompt "
+                "(single_turn_process)"
+            )
+        return cls.from_settings(metadata.settings)
 
     @property
     @abstractmethod

@@ -5,6 +5,8 @@ RawpError
 ├── AdapterNotFoundError  no installed adapter has that adapter_type
 ├── AdapterLoadError      an entry point did not load into an Adapter class
 ├── InvalidSettingsError  AgentMetadata.settings do not fit the adapter
+├── WorkspaceError        the workspace is not an existing absolute directory
+├── GuardError            the parent-death guard of an agent process could not start
 ├── SessionClosedError    a control frame was sent to a closed session
 ├── AgentFailure          raised by an adapter: the agent failed; carries the agent.error
 │   └── StartFailed       the agent could not be started (SPAWN_FAILED and the like)
@@ -58,6 +60,14 @@ class AdapterLoadError(RawpError):
 
 class InvalidSettingsError(RawpError, ValueError):
     pass
+
+
+class WorkspaceError(RawpError, ValueError):
+    pass
+
+
+class GuardError(RawpError, RuntimeError):
+    """The parent-death guard of an agent process could not be started."""
 
 
 class SessionClosedError(RawpError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -26,6 +26,7 @@ from rawp_adapters._adapter import (
     CloseResult,
     InteractionOutcome,
     OutcomeReason,
+    Question,
     Turn,
     TurnResult,
 )
@@ -58,7 +59,6 @@ from rawp_adapters._frames import (
     InteractionResponseFrame,
     InteractionResult,
     InteractionTimeoutFrame,
-    InteractionType,
     Mode,
     ModeSwitchFrame,
     PromptAbortFrame,
@@ -568,18 +568,9 @@ class SessionProtocol:
 
     # ------------------------------------------------------------ interactions
 
-    def open_interaction(
-        self,
-        interaction_type: InteractionType,
-        *,
-        turn_id: str | None,
-        title: str | None,
-        message: str | None,
-        options: list[str] | None,
-        context: InteractionContext | Mapping[str, Any] | None,
-        timeout_ms: int | None,
-    ) -> InteractionRequest | InteractionOutcome:
+    def open_interaction(self, question: Question) -> InteractionRequest | InteractionOutcome:
         """Publish a question, or say at once why it is denied."""
+        turn_id = question.turn_id
         if self.closing:
             return InteractionOutcome(decision="deny", reason="closed")
         turn = self.turn
@@ -593,19 +584,16 @@ class SessionProtocol:
                 "interaction denied: too many open", limit=self.limits.max_open_interactions
             )
             return InteractionOutcome(decision="deny", reason="overloaded")
-        if context is None:
-            context = InteractionContext()
-        elif not isinstance(context, InteractionContext):
-            context = InteractionContext.model_validate(dict(context))
+        timeout_ms = question.timeout_ms
         request = InteractionRequest(
             interaction_id=self._new_id(),
-            interaction_type=interaction_type,
+            interaction_type=question.interaction_type,
             timeout_ms=self.limits.interaction_timeout_ms if timeout_ms is None else timeout_ms,
             turn_id=turn_id,
-            title=title,
-            message=message,
-            options=options,
-            context=context,
+            title=question.title,
+            message=question.message,
+            options=list(question.options) if question.options is not None else None,
+            context=question.context or InteractionContext(),
         )
         self._open[request.interaction_id] = _Interaction(request)
         self.put(request)

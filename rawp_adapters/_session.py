@@ -11,7 +11,7 @@ host with backpressure.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +26,12 @@ from rawp_adapters._adapter import (
     AgentExit,
     CloseResult,
     InteractionOutcome,
+    Question,
     Turn,
     TurnResult,
 )
 from rawp_adapters._control import ControlFrames
-from rawp_adapters._errors import AgentFailure, UnsupportedOperation
+from rawp_adapters._errors import AgentFailure, UnsupportedOperation, WorkspaceError
 from rawp_adapters._frames import (
     AgentError,
     AgentErrorCode,
@@ -39,8 +40,6 @@ from rawp_adapters._frames import (
     CloseReason,
     ControlFrame,
     Features,
-    InteractionContext,
-    InteractionType,
     UnknownFrame,
 )
 from rawp_adapters._framing import OversizedLine
@@ -332,27 +331,9 @@ class Session:
         if self._queue.full:  # the hot path skips the await when there is room
             await self._queue.wait_for_room()
 
-    async def _interact(
-        self,
-        interaction_type: InteractionType,
-        *,
-        turn_id: str | None,
-        title: str | None,
-        message: str | None,
-        options: list[str] | None,
-        context: InteractionContext | Mapping[str, Any] | None,
-        timeout_ms: int | None,
-    ) -> InteractionOutcome:
+    async def _interact(self, question: Question) -> InteractionOutcome:
         protocol = self._protocol
-        opened = protocol.open_interaction(
-            interaction_type,
-            turn_id=turn_id,
-            title=title,
-            message=message,
-            options=options,
-            context=context,
-            timeout_ms=timeout_ms,
-        )
+        opened = protocol.open_interaction(question)
         if isinstance(opened, InteractionOutcome):
             return opened
         interaction_id = opened.interaction_id
@@ -391,26 +372,8 @@ class _Context:
     async def emit(self, payload: ClientPayload) -> None:
         await self._session._emit(payload)
 
-    async def interact(
-        self,
-        interaction_type: InteractionType,
-        *,
-        turn_id: str | None = None,
-        title: str | None = None,
-        message: str | None = None,
-        options: list[str] | None = None,
-        context: InteractionContext | Mapping[str, Any] | None = None,
-        timeout_ms: int | None = None,
-    ) -> InteractionOutcome:
-        return await self._session._interact(
-            interaction_type,
-            turn_id=turn_id,
-            title=title,
-            message=message,
-            options=options,
-            context=context,
-            timeout_ms=timeout_ms,
-        )
+    async def interact(self, question: Question) -> InteractionOutcome:
+        return await self._session._interact(question)
 
     def agent_exited(self, exit: AgentExit) -> None:
         session = self._session
@@ -438,7 +401,7 @@ async def open_session(
     """
     path = Path(workspace)
     if not path.is_absolute() or not await anyio.Path(path).is_dir():
-        raise ValueError(f"workspace must be an existing absolute directory: {workspace}")
+        raise WorkspaceError(f"workspace must be an existing absolute directory: {workspace}")
     async with anyio.create_task_group() as tg:
         session = Session(
             adapter,

@@ -1,5 +1,7 @@
-"""The DPS frame models (see :mod:`rawp_adapters._frames` for provenance)."""
+"""The DPS frame models (see :mod:`rawp_adapters._frames` for provenance), and
+:func:`frame_from_dict` for frames already parsed from JSON."""
 
+from rawp_adapters._codec import frame_from_dict
 from rawp_adapters._frames import (
     DPS_VERSION,
     AgentError,
@@ -166,4 +168,5 @@ __all__ = [
     "TurnStart",
     "TurnStartFrame",
     "UnknownFrame",
+    "frame_from_dict",
 ]

@@ -61,6 +61,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from structlog.stdlib import BoundLogger
 
+from rawp_adapters._errors import GuardError, InvalidSettingsError
+
 __all__ = [
     "ARM_TIMEOUT_S",
     "CONTAINMENTS",
@@ -98,10 +100,6 @@ CONTAINMENTS: tuple[Containment, ...] = ("cgroup", "subreaper", "tree-snapshot")
 """Every mechanism, strongest first."""
 CONTAINMENT_VAR = "RAWP_CONTAINMENT"
 """Environment variable naming the strongest mechanism a host may use."""
-
-
-class GuardError(RuntimeError):
-    """The parent-death guard could not be started."""
 
 
 def snapshot_tree(pid: int) -> list[psutil.Process]:
@@ -302,7 +300,7 @@ def _allowed_containments() -> tuple[Containment, ...]:
     for index, mechanism in enumerate(CONTAINMENTS):
         if mechanism == cap:
             return CONTAINMENTS[index:]
-    raise ValueError(f"{CONTAINMENT_VAR}={cap!r} names none of {', '.join(CONTAINMENTS)}")
+    raise InvalidSettingsError(f"{CONTAINMENT_VAR}={cap!r} names none of {', '.join(CONTAINMENTS)}")
 
 
 def _program(argv0: str, *, cwd: Path, env: Mapping[str, str]) -> str:

@@ -7,7 +7,14 @@ from __future__ import annotations
 import sys
 from typing import ClassVar, Literal
 
-from rawp_adapters import AdapterSettings, AgentFailure, SessionContext, Turn, TurnResult
+from rawp_adapters import (
+    AdapterSettings,
+    AgentFailure,
+    Question,
+    SessionContext,
+    Turn,
+    TurnResult,
+)
 from rawp_adapters.frames import (
     Features,
     TextDelta,
@@ -34,10 +41,13 @@ async def ask_to_write(turn: Turn, ctx: SessionContext) -> TurnResult:
         )
     )
     outcome = await ctx.interact(
-        "PERMISSION",
-        turn_id=turn.turn_id,
-        context={"tool_name": "write_file", "tool_input": tool_input, "tool_call_id": "call-1"},
-        timeout_ms=PERMISSION_TIMEOUT_MS,
+        Question.permission(
+            "write_file",
+            tool_input=tool_input,
+            tool_call_id="call-1",
+            turn_id=turn.turn_id,
+            timeout_ms=PERMISSION_TIMEOUT_MS,
+        )
     )
     if outcome.allowed:
         (ctx.workspace / NOTES).write_text("hi")

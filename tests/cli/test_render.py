@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from rawp_adapters import frame_from_dict
 from rawp_adapters.cli._render import (
     Console,
     TerminalView,
@@ -13,6 +12,7 @@ from rawp_adapters.cli._render import (
     summarize_input,
     summarize_output,
 )
+from rawp_adapters.frames import frame_from_dict
 
 
 def frame(frame_type: str, seq: int = 1, **payload: Any) -> Any:

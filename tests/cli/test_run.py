@@ -11,7 +11,7 @@ from typing import TextIO
 import anyio
 import pytest
 
-from rawp_adapters import SessionContext, StartFailed, Turn, TurnResult
+from rawp_adapters import Question, SessionContext, StartFailed, Turn, TurnResult
 from rawp_adapters.cli._answers import FixedAnswers, TerminalAnswers
 from rawp_adapters.cli._prompt import AnswerReader
 from rawp_adapters.cli._render import Console, TerminalView
@@ -128,7 +128,7 @@ async def test_yes_flag_allows_and_no_flag_denies_without_asking(tmp_path: Path)
 
 async def choose(turn: Turn, ctx: SessionContext) -> TurnResult:
     outcome = await ctx.interact(
-        "SELECT", turn_id=turn.turn_id, title="Which model?", options=["small", "large"]
+        Question("SELECT", turn_id=turn.turn_id, title="Which model?", options=("small", "large"))
     )
     text = f"{outcome.decision}:{outcome.value}"
     await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text=text))

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from rawp_adapters import FrameError, decode_frame, encode_frame, utc_timestamp
-from rawp_adapters._codec import FRAME_CLASS_BY_TYPE
+from rawp_adapters import FrameError, decode_frame, encode_frame
+from rawp_adapters._codec import FRAME_CLASS_BY_TYPE, utc_timestamp
 from rawp_adapters.frames import TextDeltaFrame, UnknownFrame
 from tests.core.samples import SAMPLE_PAYLOADS, TRICKY, sample_frame
 

@@ -12,6 +12,7 @@ import pytest
 
 from rawp_adapters import (
     FrameError,
+    Question,
     SessionContext,
     SessionOptions,
     Turn,
@@ -168,7 +169,7 @@ async def test_a_typed_frame_of_another_version_is_refused(tmp_path: Path) -> No
 
 
 async def ask_permission(turn: Turn, ctx: SessionContext) -> TurnResult:
-    outcome = await ctx.interact("PERMISSION", turn_id=turn.turn_id, context={"tool_name": "bash"})
+    outcome = await ctx.interact(Question.permission("bash", turn_id=turn.turn_id))
     await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text=outcome.reason))
     return TurnResult()
 
@@ -252,7 +253,7 @@ async def test_an_agent_that_opens_too_many_questions_is_denied_at_once(tmp_path
 
     async def flood_questions(turn: Turn, ctx: SessionContext) -> TurnResult:
         async def ask() -> None:
-            outcome = await ctx.interact("CONFIRM", turn_id=turn.turn_id)
+            outcome = await ctx.interact(Question("CONFIRM", turn_id=turn.turn_id))
             reasons.append(outcome.reason)
 
         async with anyio.create_task_group() as tg:

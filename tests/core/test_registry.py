@@ -14,8 +14,8 @@ from rawp_adapters import (
     _registry,
     create_adapter,
     installed_adapters,
-    load_adapter_class,
 )
+from rawp_adapters.plugins import load_adapter_class
 from tests.core.scripted import ScriptedAdapter
 
 

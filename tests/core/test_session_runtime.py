@@ -13,6 +13,7 @@ from rawp_adapters import (
     AgentExit,
     AgentFailure,
     InteractionOutcome,
+    Question,
     SessionClosedError,
     SessionContext,
     SessionOptions,
@@ -238,10 +239,9 @@ class Asker:
     async def __call__(self, turn: Turn, ctx: SessionContext) -> TurnResult:
         async def ask(n: int) -> None:
             outcome = await ctx.interact(
-                "PERMISSION",
-                turn_id=turn.turn_id,
-                context={"tool_name": "bash", "tool_input": {"n": n}},
-                timeout_ms=self.timeout_ms,
+                Question.permission(
+                    "bash", tool_input={"n": n}, turn_id=turn.turn_id, timeout_ms=self.timeout_ms
+                )
             )
             self.outcomes.append(outcome)
             self.by_n[n] = outcome

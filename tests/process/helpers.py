@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from rawp_adapter_process import ProcessAdapter
+from rawp_adapter_process import ProcessAdapter, ProcessSettings
 
 FAKES = Path(__file__).parent / "fakes"
 RPC_AGENT = FAKES / "rpc_agent.py"
@@ -23,10 +23,10 @@ def fake_adapter(*flags: str, **settings: Any) -> ProcessAdapter:
 
 def single_turn_adapter(**settings: Any) -> ProcessAdapter:
     """The adapter in ``single_turn_process`` mode around ``fakes/json_agent.py``."""
-    return ProcessAdapter.from_settings(
-        {"single_turn": {"command": [sys.executable, str(JSON_AGENT)]}, **settings},
-        single_turn_process=True,
+    parsed = ProcessSettings.model_validate(
+        {"single_turn": {"command": [sys.executable, str(JSON_AGENT)]}, **settings}
     )
+    return ProcessAdapter(parsed, single_turn_process=True)
 
 
 def running(pid: int) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rawp_adapter_process import ProcessAdapter
+from rawp_adapter_process import ProcessAdapter, ProcessSettings
 
 from rawp_adapters.frames import SessionCapabilitiesFrame, ToolInvokeResultFrame
 from rawp_adapters.testing import drive
@@ -33,7 +33,8 @@ def one_shot_pi(llm: ScriptedOpenAI, home: Path) -> tuple[ProcessAdapter, Path]:
         *(arg for arg in peer.argv[mode + 2 :] if arg != "--no-session"),
     ]
     settings = {"env": peer.env, "agent_name": "pi", "single_turn": {"command": command}}
-    return ProcessAdapter.from_settings(settings, single_turn_process=True), peer.cwd
+    adapter = ProcessAdapter(ProcessSettings.model_validate(settings), single_turn_process=True)
+    return adapter, peer.cwd
 
 
 async def test_each_prompt_runs_one_process_and_the_next_resumes_the_conversation(

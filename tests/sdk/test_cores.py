@@ -95,7 +95,7 @@ def test_bad_adapter_settings_are_rejected(settings: dict[str, object]) -> None:
 
 def test_the_sdk_adapter_does_not_take_single_turn_process() -> None:
     with pytest.raises(InvalidSettingsError, match="single_turn_process"):
-        SdkAdapter.from_settings({}, single_turn_process=True)
+        SdkAdapter.from_metadata(AgentMetadata(adapter_type="sdk", single_turn_process=True))
 
 
 @pytest.mark.anyio

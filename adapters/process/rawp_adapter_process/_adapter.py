@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from rawp_adapter_process._launch import agent_name, permission_gated
 from rawp_adapter_process._rpc import RpcAgent
@@ -11,6 +11,7 @@ from rawp_adapter_process._single_turn import SingleTurnAgent
 from rawp_adapters import (
     Adapter,
     AdapterSettings,
+    AgentMetadata,
     CloseResult,
     SessionContext,
     Turn,
@@ -20,7 +21,7 @@ from rawp_adapters import (
 from rawp_adapters.frames import AgentInfo, Features
 
 
-class ProcessAdapter(Adapter):
+class ProcessAdapter(Adapter[ProcessSettings]):
     """Runs an agent that speaks the xcsh RPC protocol (``adapter_type: "process"``).
 
     By default one long-lived ``--mode rpc`` process per session; with
@@ -30,12 +31,20 @@ class ProcessAdapter(Adapter):
     adapter_type: ClassVar[str] = "process"
     settings_model: ClassVar[type[AdapterSettings]] = ProcessSettings
 
-    def __init__(self, settings: AdapterSettings, *, single_turn_process: bool = False) -> None:
+    def __init__(self, settings: ProcessSettings, *, single_turn_process: bool = False) -> None:
         if not isinstance(settings, ProcessSettings):
             raise TypeError(f"ProcessAdapter needs ProcessSettings, not {type(settings).__name__}")
-        super().__init__(settings, single_turn_process=single_turn_process)
-        self.settings: ProcessSettings = settings
+        super().__init__(settings)
+        self.single_turn_process = single_turn_process
         self._agent: RpcAgent | SingleTurnAgent | None = None
+
+    @classmethod
+    def from_metadata(cls, metadata: AgentMetadata) -> Self:
+        """As :meth:`Adapter.from_metadata`, honouring ``single_turn_process`` (§18)."""
+        return cls(
+            cls.parse_settings(metadata.settings),
+            single_turn_process=metadata.single_turn_process,
+        )
 
     @property
     def features(self) -> Features:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rawp_adapter_process._wire import ToolCallInfo, UiRequest
-from rawp_adapters import InteractionOutcome
+from rawp_adapters import InteractionOutcome, Question
 from rawp_adapters.frames import InteractionContext, InteractionType
 
 PERMISSION_TITLE = "rawp.permission"
@@ -60,6 +60,18 @@ class Dialog:
     message: str | None = None
     options: list[str] | None = None
     context: InteractionContext | None = None
+
+    def question(self, turn_id: str | None) -> Question:
+        """What to ask the Master."""
+        return Question(
+            self.interaction_type,
+            turn_id=turn_id,
+            title=self.title,
+            message=self.message,
+            options=tuple(self.options) if self.options is not None else None,
+            context=self.context,
+            timeout_ms=self.timeout_ms,
+        )
 
     def response(self, outcome: InteractionOutcome) -> dict[str, Any]:
         """The ``extension_ui_response`` for the Master's decision."""

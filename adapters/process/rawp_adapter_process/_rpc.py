@@ -312,15 +312,7 @@ class RpcAgent:
                 await self._answer(opened, dialog.denial())
                 return
             with opened.scope:
-                outcome = await self._ctx.interact(
-                    dialog.interaction_type,
-                    turn_id=turn_id,
-                    title=dialog.title,
-                    message=dialog.message,
-                    options=dialog.options,
-                    context=dialog.context,
-                    timeout_ms=dialog.timeout_ms,
-                )
+                outcome = await self._ctx.interact(dialog.question(turn_id))
                 await self._answer(opened, dialog.response(outcome))
         finally:
             self._dialogs.pop(dialog.request_id, None)

@@ -33,7 +33,6 @@ from rawp_adapters import (
     AgentFailure,
     AgentMetadata,
     CloseResult,
-    InvalidSettingsError,
     SessionContext,
     StartFailed,
     Turn,
@@ -64,7 +63,7 @@ class SdkSettings(AdapterSettings):
     )
 
 
-class SdkAdapter(Adapter):
+class SdkAdapter(Adapter[SdkSettings]):
     """Runs an :class:`~rawp_adapter_sdk.AgentCore` in-process (``adapter_type: "sdk"``).
 
     Built from settings (``SdkAdapter.from_settings({"core": "claude", ...})``) or
@@ -76,19 +75,13 @@ class SdkAdapter(Adapter):
 
     def __init__(
         self,
-        settings: AdapterSettings,
+        settings: SdkSettings,
         *,
-        single_turn_process: bool = False,
         core: AgentCore | None = None,
     ) -> None:
         if not isinstance(settings, SdkSettings):
             raise TypeError(f"SdkAdapter needs SdkSettings, not {type(settings).__name__}")
-        if single_turn_process:
-            raise InvalidSettingsError(
-                "the sdk adapter runs its core in-process; single_turn_process does not apply"
-            )
         super().__init__(settings)
-        self.settings: SdkSettings = settings
         self.core = core if core is not None else create_core(settings.core, settings.core_options)
         self._ctx: SessionContext | None = None
 

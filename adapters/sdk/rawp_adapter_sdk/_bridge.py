@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from rawp_adapter_sdk._core import Allow, Deny, DenyReason, PermissionDecision, PermissionRequest
-from rawp_adapters import InteractionOutcome, SessionContext
+from rawp_adapters import InteractionOutcome, Question, SessionContext
+from rawp_adapters.frames import InteractionContext
 
 
 def deny_message(reason: DenyReason, tool_name: str, timeout_ms: int) -> str:
@@ -87,16 +88,18 @@ class PermissionBridge:
         tool_name = request.tool_name or "an unnamed tool"
         try:
             outcome = await self._ctx.interact(
-                "PERMISSION",
-                turn_id=self._turn_id,
-                title=request.title or f"Allow {tool_name}?",
-                message=request.description,
-                context={
-                    "tool_name": request.tool_name,
-                    "tool_input": dict(request.tool_input),
-                    "tool_call_id": request.tool_call_id,
-                },
-                timeout_ms=self._timeout_ms,
+                Question(
+                    "PERMISSION",
+                    turn_id=self._turn_id,
+                    title=request.title or f"Allow {tool_name}?",
+                    message=request.description,
+                    context=InteractionContext(
+                        tool_name=request.tool_name,
+                        tool_input=dict(request.tool_input),
+                        tool_call_id=request.tool_call_id,
+                    ),
+                    timeout_ms=self._timeout_ms,
+                )
             )
         except Exception:
             # A request that cannot even be made (say, a core that names no tool) must

@@ -27,8 +27,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from structlog.stdlib import BoundLogger
 
-from rawp_adapters import InvalidSettingsError, RawpError, entry_points_by_name
+from rawp_adapters import InvalidSettingsError, RawpError
 from rawp_adapters.frames import AgentErrorCode, Mode, OutputType, StopReason
+from rawp_adapters.plugins import entry_points_by_name
 
 CORE_ENTRY_POINT_GROUP = "rawp_adapters.sdk_cores"
 

@@ -38,8 +38,8 @@ from rawp_adapter_sdk._core import (
     PermissionCallback,
     PermissionRequest,
 )
-from rawp_adapters._logging import get_logger
 from rawp_adapters.frames import AgentErrorCode, Mode
+from rawp_adapters.plugins import get_logger
 from rawp_adapters.processes import ParentDeathGuard, kill_and_wait, snapshot_tree
 
 if TYPE_CHECKING:
