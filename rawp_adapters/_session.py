@@ -40,6 +40,7 @@ from rawp_adapters._frames import (
     CloseReason,
     ControlFrame,
     Features,
+    Mode,
     UnknownFrame,
 )
 from rawp_adapters._framing import OversizedLine
@@ -82,6 +83,8 @@ class SessionOptions:
 
 @dataclass(slots=True)
 class _TurnTask:
+    after: anyio.Event | None
+    """The mode switch sent before the prompt: the turn runs in the mode it asked for."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     ended: anyio.Event = field(default_factory=anyio.Event)
 
@@ -134,6 +137,7 @@ class Session:
         )
         self._turns: dict[str, _TurnTask] = {}
         self._waiters: dict[str, _Waiter] = {}
+        self._last_switch: anyio.Event | None = None
         self._closing = False
         self._closed = anyio.Event()
         self._context = _Context(self)
@@ -191,7 +195,7 @@ class Session:
         for effect in effects:
             match effect:
                 case RunTurn(turn):
-                    task = _TurnTask()
+                    task = _TurnTask(self._last_switch)
                     self._turns[turn.turn_id] = task
                     self._tg.start_soon(self._run_turn, turn, task)
                 case AbortTurn(turn):
@@ -207,9 +211,10 @@ class Session:
                         waiter.outcome = outcome
                         waiter.done.set()
                 case RunCompact(custom_instructions):
-                    self._tg.start_soon(self._compact, custom_instructions)
+                    self._tg.start_soon(self._compact, custom_instructions, self._last_switch)
                 case RunModeSwitch(mode):
-                    self._tg.start_soon(self._operation, self.adapter.switch_mode(mode))
+                    previous, self._last_switch = self._last_switch, anyio.Event()
+                    self._tg.start_soon(self._switch_mode, mode, previous, self._last_switch)
                 case BeginClose(reason, agent_exit):
                     self._tg.start_soon(self._close, reason, agent_exit)
 
@@ -265,6 +270,8 @@ class Session:
         error: AgentError | None = None
         with task.scope:
             try:
+                if task.after is not None:
+                    await task.after.wait()
                 result = await self.adapter.prompt(turn)
             except Exception as exc:
                 error = self._failure(exc, "adapter prompt raised", turn_id=turn.turn_id)
@@ -292,11 +299,23 @@ class Session:
 
     # ------------------------------------------------------------ other operations
 
-    async def _compact(self, custom_instructions: str | None) -> None:
+    async def _compact(self, custom_instructions: str | None, after: anyio.Event | None) -> None:
         try:
+            if after is not None:
+                await after.wait()
             await self._operation(self.adapter.compact(custom_instructions))
         finally:
             self._protocol.compaction_finished()
+
+    async def _switch_mode(self, mode: Mode, after: anyio.Event | None, done: anyio.Event) -> None:
+        """Mode switches run in the order they were sent, each before what was sent
+        after it."""
+        try:
+            if after is not None:
+                await after.wait()
+            await self._operation(self.adapter.switch_mode(mode))
+        finally:
+            done.set()
 
     async def _operation(self, operation: Coroutine[Any, Any, None]) -> None:
         try:

@@ -61,10 +61,8 @@ class _Checker:
         interaction_id = getattr(payload, "interaction_id", None)
         if interaction_id is None:
             return
-        if interaction_id in self.open_interactions:
-            del self.open_interactions[interaction_id]
-            self.resolved_interactions.add(interaction_id)
-        else:
+        if interaction_id not in self.open_interactions:
+            # Not open as far as the stream shows: the session must say so.
             self.pending_unknown_answers += 1
 
     def client(self, index: int, frame: Envelope) -> None:
@@ -110,8 +108,12 @@ class _Checker:
         self.tools_open.clear()
         for interaction_id, turn in list(self.open_interactions.items()):
             if turn == payload.turn_id:
+                self.fail(
+                    "interactions-resolved",
+                    index,
+                    f"interaction {interaction_id} not resolved before its turn ended",
+                )
                 del self.open_interactions[interaction_id]
-                self.resolved_interactions.add(interaction_id)
         self.open_turn = None
 
     def on_agent_error(self, index: int, payload: Any) -> None:
@@ -122,6 +124,15 @@ class _Checker:
         if payload.interaction_id in self.open_interactions:
             self.fail("interaction-ids", index, f"{payload.interaction_id} requested twice")
         self.open_interactions[payload.interaction_id] = payload.turn_id
+
+    def on_agent_interaction_resolved(self, index: int, payload: Any) -> None:
+        interaction_id = payload.interaction_id
+        if interaction_id in self.open_interactions:
+            del self.open_interactions[interaction_id]
+            self.resolved_interactions.add(interaction_id)
+        else:
+            again = "again" if interaction_id in self.resolved_interactions else "never requested"
+            self.fail("interactions-resolved", index, f"{interaction_id} resolved but {again}")
 
     def on_session_error(self, index: int, payload: Any) -> None:
         if payload.error_code == SessionErrorCode.UNKNOWN_INTERACTION:
@@ -149,6 +160,10 @@ class _Checker:
     def on_session_closed(self, index: int, payload: Any) -> None:
         if self.open_turn is not None:
             self.fail("turn-pairing", index, f"session closed with turn {self.open_turn} open")
+        for interaction_id in self.open_interactions:
+            self.fail(
+                "interactions-resolved", index, f"session closed with {interaction_id} unresolved"
+            )
         self.open_interactions.clear()
         self.closed_at = index
 

@@ -63,6 +63,10 @@ def test_a_good_stream_passes() -> None:
         DELTA,
         ASK,
         ("control.interaction.response", {"interaction_id": "i1", "decision": "allow"}),
+        (
+            "agent.interaction.resolved",
+            {"interaction_id": "i1", "outcome": "allowed", "decided_by": "master"},
+        ),
         END,
         CLOSED,
     )
@@ -133,8 +137,36 @@ def test_an_interaction_never_resolved_is_caught() -> None:
     assert "interactions-resolved" in rules(stream(CAPS, START, ASK), complete=False)
 
 
-def test_an_interaction_is_resolved_by_its_turn_ending() -> None:
-    assert check_frames(stream(CAPS, START, ASK, END), complete=False) == []
+RESOLVED = (
+    "agent.interaction.resolved",
+    {"interaction_id": "i1", "outcome": "timed_out", "decided_by": "deadline", "turn_id": "t1"},
+)
+
+
+def test_an_interaction_resolved_before_its_turn_ends_passes() -> None:
+    assert check_frames(stream(CAPS, START, ASK, RESOLVED, END), complete=False) == []
+
+
+def test_an_interaction_still_open_when_its_turn_ends_is_caught() -> None:
+    assert "interactions-resolved" in rules(stream(CAPS, START, ASK, END), complete=False)
+
+
+def test_an_interaction_resolved_twice_or_never_requested_is_caught() -> None:
+    assert "interactions-resolved" in rules(
+        stream(CAPS, START, ASK, RESOLVED, RESOLVED, END), complete=False
+    )
+    assert "interactions-resolved" in rules(stream(CAPS, START, RESOLVED, END), complete=False)
+
+
+def test_an_answer_after_the_resolution_must_be_reported() -> None:
+    late = ("control.interaction.response", {"interaction_id": "i1", "decision": "allow"})
+    frames = stream(CAPS, START, ASK, RESOLVED, late, END, CLOSED)
+    assert "interactions-resolved" in rules(frames)
+    reported = (
+        "session.error",
+        {"error_code": "UNKNOWN_INTERACTION", "message": "x", "fatal": False},
+    )
+    assert check_frames(stream(CAPS, START, ASK, RESOLVED, late, reported, END, CLOSED)) == []
 
 
 def test_an_answer_to_an_unknown_interaction_must_be_reported() -> None:
