@@ -7,6 +7,7 @@ the same run, so ratios hold on any machine even when absolute figures do not.
 from __future__ import annotations
 
 import math
+import os
 import platform
 import sys
 from collections.abc import Sequence
@@ -62,6 +63,8 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Cell
 
 def print_machine() -> None:
     cpus = psutil.cpu_count(logical=True)
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     print(
         f"python {platform.python_version()} on {platform.machine()}, {cpus} CPUs, {sys.platform}"
+        f", load average {load} (other processes on these CPUs add noise)"
     )
