@@ -173,6 +173,8 @@ class _TurnState:
     """Open text (False) and thinking (True) blocks by index: the text so far."""
     redacted: set[int] = field(default_factory=set)
     usage: dict[str, int | float] | None = None
+    reported_error: bool = False
+    """An ``agent.error`` went out during the turn (an ``error`` end needs one first)."""
 
 
 @dataclass(slots=True)
@@ -543,6 +545,12 @@ class SessionProtocol:
                     turn_id=turn_id,
                 )
             )
+        if stop == "error" and error is None and not turn.reported_error:
+            error = AgentError(
+                severity="error",
+                error_code=AgentErrorCode.AGENT_ERROR,
+                message="the agent ended the turn with an error and gave no detail",
+            )
         usage = _turn_usage(turn, result)
         if usage is not None:
             self._number(SessionUsage(turn_id=turn_id, **usage.model_dump(exclude_none=True)), None)
@@ -736,8 +744,11 @@ class SessionProtocol:
                 if self.limits.usage_steps:
                     self._number(payload, _STEP_METADATA)
                 return
-        if turn is not None and not self._track(turn, payload):
-            return
+        if turn is not None:
+            if isinstance(payload, AgentError):
+                turn.reported_error = True
+            elif not self._track(turn, payload):
+                return
         self._number(payload, None)
 
     def _number(self, payload: ClientPayload, metadata: FrameMetadata | None) -> None:

@@ -96,6 +96,7 @@ class _Checker:
             self.fail("one-prompt", index, f"turn {payload.turn_id} starts inside {self.open_turn}")
         self.open_turn = payload.turn_id
         self.turn_has_error = False
+        self.tools_done.clear()  # invocation ids are the turn's own; agents reuse them
 
     def on_session_turn_end(self, index: int, payload: Any) -> None:
         if payload.turn_id != self.open_turn:
