@@ -92,6 +92,7 @@ Mode = Literal["plan", "default"]
 InteractionResult = Literal["allowed", "denied", "timed_out", "cancelled", "malformed"]
 DecidedBy = Literal["master", "master_timeout", "deadline", "abort", "session_end", "agent"]
 InputType = Literal["text", "command"]
+Containment = Literal["cgroup", "subreaper", "tree-snapshot"]
 
 
 # ------------------------------------------------------------ Client -> Master
@@ -118,6 +119,16 @@ class Features(Payload):
         bool, _doc("ours", "One agent process per prompt (§18); exit 0 ends the turn.")
     ] = False
     images: Annotated[bool, _doc("ours", "Prompts may carry images.")] = False
+    process_containment: Annotated[
+        Containment | None,
+        _doc(
+            "ours",
+            "How the agent's processes are kept from outliving the session: `cgroup` (a "
+            "cgroup v2 of its own), `subreaper` (orphans stay in the agent's tree), "
+            "`tree-snapshot` (its recorded tree and environment marker). Absent for agents "
+            "that are not OS processes, or before one runs.",
+        ),
+    ] = None
 
 
 class AgentInfo(Payload):

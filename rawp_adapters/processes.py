@@ -52,7 +52,6 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import anyio
 import anyio.to_thread
@@ -62,6 +61,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters._errors import GuardError, InvalidSettingsError
+from rawp_adapters._frames import Containment
 
 __all__ = [
     "ARM_TIMEOUT_S",
@@ -94,7 +94,6 @@ _KILL_POLL_S = 0.01
 Marker = tuple[str, str]
 """An environment variable and the value that marks a process, e.g. the session id."""
 
-Containment = Literal["cgroup", "subreaper", "tree-snapshot"]
 """How an agent's processes are kept within reach (see the module's documentation)."""
 CONTAINMENTS: tuple[Containment, ...] = ("cgroup", "subreaper", "tree-snapshot")
 """Every mechanism, strongest first."""

@@ -58,6 +58,9 @@ class ProcessAdapter(Adapter[ProcessSettings]):
             abort=True,
             single_turn_process=self.single_turn_process,
             images=rpc,
+            process_containment=(
+                self._agent.containment if isinstance(self._agent, RpcAgent) else None
+            ),
         )
 
     @property

@@ -44,13 +44,13 @@ from rawp_adapters import (
     AgentExit,
     AgentFailure,
     CloseResult,
+    GuardError,
     SessionContext,
     StartFailed,
     Turn,
     TurnResult,
 )
-from rawp_adapters.frames import AgentError, SessionCompacted, TokenUsage
-from rawp_adapters.processes import GuardError
+from rawp_adapters.frames import AgentError, Containment, SessionCompacted, TokenUsage
 
 _STDOUT_DRAIN = 2.0
 """Seconds without a new line after which the rest of stdout is given up once the agent
@@ -128,6 +128,11 @@ class RpcAgent:
         """The agent's version: its ``ready`` frame's, else what ``--version`` says."""
 
     # ------------------------------------------------------------ start
+
+    @property
+    def containment(self) -> Containment | None:
+        """How the agent's processes are kept from outliving the session, once spawned."""
+        return self._process.containment if self._process is not None else None
 
     async def start(self) -> None:
         settings, ctx = self._settings, self._ctx
