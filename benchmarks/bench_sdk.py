@@ -27,14 +27,12 @@ import anyio
 import anyio.lowlevel
 from rawp_adapter_sdk import (
     CoreEnvironment,
-    CoreEvent,
     CoreFeatures,
     PermissionCallback,
     PermissionRequest,
     SdkAdapter,
-    Stop,
-    TextDelta,
 )
+from rawp_adapter_sdk.events import CoreEvent, Stopped, TextChunk
 
 from rawp_adapters import Session, open_session
 from rawp_adapters.frames import InteractionRequestFrame
@@ -71,10 +69,10 @@ class _BenchCore:
             started = clock()
             await permission(request)
             self.samples.append(clock() - started)
-        delta = TextDelta(0, "x")
+        delta = TextChunk(0, "x")
         for _ in range(self.deltas):
             yield delta
-        yield Stop()
+        yield Stopped()
 
 
 async def _run_one_turn(session: Session, *, answer: bool) -> int:

@@ -11,15 +11,13 @@ import pytest
 from rawp_adapter_sdk import (
     Allow,
     CoreError,
-    CoreEvent,
     Deny,
-    PermissionCallback,
+    PermissionDecision,
     PermissionRequest,
     SdkAdapter,
-    Stop,
-    TextDelta,
-    ToolStart,
 )
+from rawp_adapter_sdk.events import CoreEvent, Stopped, TextChunk, ToolFinished, ToolStarted
+from rawp_adapter_sdk.testing import CoreFunction, CoreRun, FunctionCore, say, stall
 
 from rawp_adapters import SessionOptions
 from rawp_adapters.frames import (
@@ -29,7 +27,6 @@ from rawp_adapters.frames import (
     SessionErrorFrame,
 )
 from rawp_adapters.testing import Reply, allow_all, deny_all, drive, never_answer
-from tests.sdk.scripted_core import ScriptedCore, asking, say_hello, until_cancelled
 
 pytestmark = pytest.mark.anyio
 
@@ -38,14 +35,42 @@ def for_call(call_id: str) -> Callable[[InteractionRequestFrame], bool]:
     return lambda frame: frame.payload.context.tool_call_id == call_id
 
 
-def adapter(core: ScriptedCore, *, timeout_ms: int = 60_000) -> SdkAdapter:
+def adapter(core: FunctionCore, *, timeout_ms: int = 60_000) -> SdkAdapter:
     return SdkAdapter.for_core(core, permission_timeout_ms=timeout_ms)
+
+
+def asking(*call_ids: str) -> CoreFunction:
+    """Start a tool call per id, ask for all of them at once, then end each call."""
+
+    async def function(prompt: str, run: CoreRun) -> AsyncIterator[CoreEvent]:
+        decisions: dict[str, PermissionDecision] = {}
+
+        async def ask(call_id: str) -> None:
+            request = PermissionRequest("Bash", {"command": call_id}, call_id)
+            decisions[call_id] = await run.permission(request)
+
+        for call_id in call_ids:
+            yield ToolStarted(call_id, "Bash", {"command": call_id})
+        async with anyio.create_task_group() as tg:
+            for call_id in call_ids:
+                tg.start_soon(ask, call_id)
+        stops = False
+        for call_id in call_ids:
+            decision = decisions[call_id]
+            if isinstance(decision, Deny):
+                stops = stops or decision.stops_turn
+                yield ToolFinished(call_id, decision.message, is_error=True)
+            else:
+                yield ToolFinished(call_id, f"ran {call_id}")
+        yield Stopped("cancelled" if stops else "end_turn")
+
+    return function
 
 
 async def test_a_permission_request_names_the_tool_its_input_call_id_and_deadline(
     tmp_path: Path,
 ) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     async with drive(adapter(core, timeout_ms=1234), workspace=tmp_path) as d:
         turn = await d.prompt("go")
         (request,) = turn.of_type("agent.interaction.request")
@@ -61,7 +86,7 @@ async def test_a_permission_request_names_the_tool_its_input_call_id_and_deadlin
 
 
 async def test_an_explicit_deny_tells_the_model_the_user_refused(tmp_path: Path) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     async with drive(adapter(core), workspace=tmp_path, policy=deny_all) as d:
         turn = await d.prompt("go")
     decision = core.decisions["call-1"]
@@ -73,7 +98,7 @@ async def test_an_explicit_deny_tells_the_model_the_user_refused(tmp_path: Path)
 
 
 async def test_an_allow_with_an_edited_input_passes_the_edit_to_the_core(tmp_path: Path) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     edit = json.dumps({"command": "echo edited"})
     async with drive(adapter(core), workspace=tmp_path, policy=lambda _: Reply.allow(edit)) as d:
         await d.prompt("go")
@@ -84,7 +109,7 @@ async def test_an_allow_with_an_edited_input_passes_the_edit_to_the_core(tmp_pat
 async def test_an_allow_whose_edited_input_is_not_a_json_object_is_denied_as_malformed(
     tmp_path: Path, value: str
 ) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     async with drive(adapter(core), workspace=tmp_path, policy=lambda _: Reply.allow(value)) as d:
         await d.prompt("go")
     decision = core.decisions["call-1"]
@@ -95,7 +120,7 @@ async def test_an_allow_whose_edited_input_is_not_a_json_object_is_denied_as_mal
 async def test_an_unanswered_request_is_denied_at_the_adapters_deadline_and_says_timed_out(
     tmp_path: Path,
 ) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     async with drive(adapter(core, timeout_ms=50), workspace=tmp_path, policy=never_answer) as d:
         turn = await d.prompt("go")
     decision = core.decisions["call-1"]
@@ -107,7 +132,7 @@ async def test_an_unanswered_request_is_denied_at_the_adapters_deadline_and_says
 
 
 async def test_the_masters_timeout_frame_denies_as_timed_out(tmp_path: Path) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     policy = lambda _: Reply(timeout=True)  # noqa: E731
     async with drive(adapter(core), workspace=tmp_path, policy=policy) as d:
         await d.prompt("go")
@@ -117,7 +142,7 @@ async def test_the_masters_timeout_frame_denies_as_timed_out(tmp_path: Path) -> 
 
 
 async def test_an_answer_after_the_timeout_is_ignored_and_reported(tmp_path: Path) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     async with drive(adapter(core, timeout_ms=50), workspace=tmp_path, policy=never_answer) as d:
         turn = await d.prompt("go")
         (request,) = turn.of_type("agent.interaction.request")
@@ -132,7 +157,7 @@ async def test_an_answer_after_the_timeout_is_ignored_and_reported(tmp_path: Pat
 
 
 async def test_a_malformed_answer_is_denied(tmp_path: Path) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     async with drive(adapter(core), workspace=tmp_path, policy=never_answer) as d:
         start = await d.start_prompt("go")
         request = await d.wait_for(InteractionRequestFrame)
@@ -155,7 +180,7 @@ async def test_a_malformed_answer_is_denied(tmp_path: Path) -> None:
 async def test_two_parallel_requests_answered_in_reverse_order_each_get_their_own_answer(
     tmp_path: Path,
 ) -> None:
-    core = ScriptedCore(asking("first", "second"))
+    core = FunctionCore(asking("first", "second"))
     async with drive(adapter(core), workspace=tmp_path, policy=never_answer) as d:
         start = await d.start_prompt("go")
         await d.wait_for(
@@ -181,7 +206,7 @@ async def test_two_parallel_requests_answered_in_reverse_order_each_get_their_ow
 async def test_aborting_the_turn_denies_a_waiting_request_at_once_and_stops_the_core(
     tmp_path: Path,
 ) -> None:
-    core = ScriptedCore(asking("call-1"))
+    core = FunctionCore(asking("call-1"))
     async with drive(adapter(core), workspace=tmp_path, policy=never_answer) as d:
         start = await d.start_prompt("go")
         request = await d.wait_for(InteractionRequestFrame)
@@ -199,7 +224,7 @@ async def test_aborting_the_turn_denies_a_waiting_request_at_once_and_stops_the_
 
 
 async def test_closing_the_session_denies_every_waiting_request(tmp_path: Path) -> None:
-    core = ScriptedCore(asking("first", "second"))
+    core = FunctionCore(asking("first", "second"))
     async with drive(adapter(core), workspace=tmp_path, policy=never_answer) as d:
         start = await d.start_prompt("go")
         await d.wait_for(
@@ -222,7 +247,7 @@ async def test_closing_the_session_denies_every_waiting_request(tmp_path: Path) 
 async def test_a_second_prompt_during_a_turn_is_rejected_and_never_reaches_the_core(
     tmp_path: Path,
 ) -> None:
-    core = ScriptedCore(until_cancelled)
+    core = FunctionCore(stall("working"))
     async with drive(adapter(core), workspace=tmp_path) as d:
         start = await d.start_prompt("first")
         mark = len(d.frames)
@@ -236,18 +261,16 @@ async def test_a_second_prompt_during_a_turn_is_rejected_and_never_reaches_the_c
     assert len(d.of_type("session.turn.start")) == len(d.of_type("session.turn.end")) == 1
 
 
-async def fail_mid_turn(
-    core: ScriptedCore, prompt: str, permission: PermissionCallback
-) -> AsyncIterator[CoreEvent]:
-    yield TextDelta(0, "about to break")
-    yield ToolStart(call_id=f"call-{prompt}", tool_name="Bash", input={})
+async def fail_mid_turn(prompt: str, run: CoreRun) -> AsyncIterator[CoreEvent]:
+    yield TextChunk(0, "about to break")
+    yield ToolStarted(call_id=f"call-{prompt}", tool_name="Bash", input={})
     raise RuntimeError("the core broke")
 
 
 async def test_a_core_that_raises_mid_turn_gets_an_error_and_exactly_one_turn_end(
     tmp_path: Path,
 ) -> None:
-    core = ScriptedCore(fail_mid_turn)
+    core = FunctionCore(fail_mid_turn)
     async with drive(adapter(core), workspace=tmp_path) as d:
         turn = await d.prompt("go")
         again = await d.prompt("again")
@@ -261,18 +284,16 @@ async def test_a_core_that_raises_mid_turn_gets_an_error_and_exactly_one_turn_en
     assert len(d.of_type("session.turn.end")) == 2
 
 
-async def raise_core_error(
-    core: ScriptedCore, prompt: str, permission: PermissionCallback
-) -> AsyncIterator[CoreEvent]:
-    yield TextDelta(0, "partial")
-    yield ToolStart(call_id="call-1", tool_name="Bash", input={})
+async def raise_core_error(prompt: str, run: CoreRun) -> AsyncIterator[CoreEvent]:
+    yield TextChunk(0, "partial")
+    yield ToolStarted(call_id="call-1", tool_name="Bash", input={})
     raise CoreError("the model API refused", code="PROTOCOL_ERROR", fatal=prompt == "fatal")
 
 
 async def test_a_core_error_is_reported_with_its_code_after_the_turns_stream_is_completed(
     tmp_path: Path,
 ) -> None:
-    core = ScriptedCore(raise_core_error)
+    core = FunctionCore(raise_core_error)
     async with drive(adapter(core), workspace=tmp_path) as d:
         turn = await d.prompt("go")
         assert not d.session.closed
@@ -287,7 +308,7 @@ async def test_a_core_error_is_reported_with_its_code_after_the_turns_stream_is_
 
 
 async def test_a_fatal_core_error_ends_the_turn_then_closes_the_session(tmp_path: Path) -> None:
-    core = ScriptedCore(raise_core_error)
+    core = FunctionCore(raise_core_error)
     async with drive(adapter(core), workspace=tmp_path) as d:
         turn = await d.prompt("fatal")
         closed = await d.closed()
@@ -302,13 +323,11 @@ async def test_a_fatal_core_error_ends_the_turn_then_closes_the_session(tmp_path
 async def test_a_request_without_a_tool_name_is_denied_without_asking(tmp_path: Path) -> None:
     decisions: list[object] = []
 
-    async def nameless(
-        core: ScriptedCore, prompt: str, permission: PermissionCallback
-    ) -> AsyncIterator[CoreEvent]:
-        decisions.append(await permission(PermissionRequest(tool_name="", tool_input={})))
-        yield Stop()
+    async def nameless(prompt: str, run: CoreRun) -> AsyncIterator[CoreEvent]:
+        decisions.append(await run.permission(PermissionRequest(tool_name="", tool_input={})))
+        yield Stopped()
 
-    async with drive(adapter(ScriptedCore(nameless)), workspace=tmp_path, policy=allow_all) as d:
+    async with drive(adapter(FunctionCore(nameless)), workspace=tmp_path, policy=allow_all) as d:
         turn = await d.prompt("go")
     assert not turn.of_type("agent.interaction.request")
     (decision,) = decisions
@@ -319,13 +338,11 @@ async def test_a_request_without_a_tool_name_is_denied_without_asking(tmp_path: 
 async def test_a_core_that_ignores_cancel_is_still_ended_as_cancelled_after_the_grace(
     tmp_path: Path,
 ) -> None:
-    async def stubborn(
-        core: ScriptedCore, prompt: str, permission: PermissionCallback
-    ) -> AsyncIterator[CoreEvent]:
-        yield TextDelta(0, "not stopping")
+    async def stubborn(prompt: str, run: CoreRun) -> AsyncIterator[CoreEvent]:
+        yield TextChunk(0, "not stopping")
         await anyio.sleep_forever()
 
-    core = ScriptedCore(stubborn)
+    core = FunctionCore(stubborn)
     async with drive(
         adapter(core), workspace=tmp_path, options=SessionOptions(abort_grace=0.1)
     ) as d:
@@ -338,13 +355,11 @@ async def test_a_core_that_ignores_cancel_is_still_ended_as_cancelled_after_the_
 
 
 async def test_text_without_a_done_is_completed_when_the_turn_ends(tmp_path: Path) -> None:
-    async def deltas_only(
-        core: ScriptedCore, prompt: str, permission: PermissionCallback
-    ) -> AsyncIterator[CoreEvent]:
-        yield TextDelta(0, "Hel")
-        yield TextDelta(0, "lo")
+    async def deltas_only(prompt: str, run: CoreRun) -> AsyncIterator[CoreEvent]:
+        yield TextChunk(0, "Hel")
+        yield TextChunk(0, "lo")
 
-    async with drive(adapter(ScriptedCore(deltas_only)), workspace=tmp_path) as d:
+    async with drive(adapter(FunctionCore(deltas_only)), workspace=tmp_path) as d:
         turn = await d.prompt("go")
     (done,) = turn.of_type("agent.text.done")
     assert done.payload.text == "Hello"
@@ -352,7 +367,7 @@ async def test_text_without_a_done_is_completed_when_the_turn_ends(tmp_path: Pat
 
 
 async def test_a_plain_turn_streams_text_and_ends_normally(tmp_path: Path) -> None:
-    async with drive(adapter(ScriptedCore(say_hello)), workspace=tmp_path) as d:
+    async with drive(adapter(FunctionCore(say("Hel", "lo"))), workspace=tmp_path) as d:
         turn = await d.prompt("hi")
     assert turn.text == "Hello"
     assert turn.stop_reason == "end_turn"

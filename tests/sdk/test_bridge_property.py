@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rawp_adapter_sdk import Allow, Deny, SdkAdapter
+from rawp_adapter_sdk.testing import FunctionCore, ask_permission
 
 from rawp_adapters.frames import ControlFrame, InteractionRequestFrame
 from rawp_adapters.testing import SessionDriver, drive, never_answer
-from tests.sdk.scripted_core import ScriptedCore, asking
 
 pytestmark = pytest.mark.anyio
 
@@ -64,7 +64,7 @@ def control_frame(d: SessionDriver, event: str, interaction_id: str, turn_id: st
 async def test_the_callback_always_returns_and_allows_only_after_an_explicit_allow_first(
     tmp_path_factory: pytest.TempPathFactory, events: list[str], own_deadline_ms: int
 ) -> None:
-    core = ScriptedCore(asking("call"))
+    core = FunctionCore(ask_permission("Bash", {"command": "call"}, call_id="call"))
     adapter = SdkAdapter.for_core(core, permission_timeout_ms=own_deadline_ms)
     workspace = tmp_path_factory.getbasetemp()
     async with drive(adapter, workspace=workspace, policy=never_answer, timeout=10) as d:

@@ -31,7 +31,7 @@ from rawp_adapters.frames import (
     ToolInvokeResultFrame,
 )
 from rawp_adapters.testing import Policy, SessionDriver, allow_all, deny_all, drive, never_answer
-from tests.sdk.scripted_core import idle_after
+from tests.sdk.waits import idle_after
 from tests.support.claude import bundled_claude_cli, claude_env, claude_sdk_available
 from tests.support.llm_anthropic import (
     COMPACT_SUMMARY,

@@ -7,19 +7,51 @@ from pathlib import Path
 
 import anyio
 import pytest
-from rawp_adapter_sdk import Compaction, CoreError, SdkAdapter
+from rawp_adapter_sdk import Compaction, CoreError, FunctionCore, SdkAdapter
 
 from rawp_adapters.frames import (
     AgentErrorFrame,
+    Mode,
     SessionCapabilitiesFrame,
     SessionClosedFrame,
     SessionCompactedFrame,
     SessionErrorFrame,
 )
 from rawp_adapters.testing import drive
-from tests.sdk.scripted_core import CompactingPlanningCore, idle_after
+from tests.sdk.waits import idle_after
 
 pytestmark = pytest.mark.anyio
+
+
+class CompactingPlanningCore(FunctionCore):
+    """A function core that can also compact (answering ``compaction``, or raising
+    ``compact_error``) and switch modes (each mode it switched to can be received from
+    ``modes``)."""
+
+    def __init__(
+        self,
+        *,
+        compaction: Compaction | None = None,
+        compact_error: CoreError | None = None,
+        mode_error: CoreError | None = None,
+    ) -> None:
+        super().__init__()
+        self.compaction = compaction or Compaction()
+        self.compact_error = compact_error
+        self.mode_error = mode_error
+        self.instructions: list[str | None] = []
+        self._switched, self.modes = anyio.create_memory_object_stream[Mode](16)
+
+    async def compact(self, instructions: str | None) -> Compaction:
+        self.instructions.append(instructions)
+        if self.compact_error is not None:
+            raise self.compact_error
+        return self.compaction
+
+    async def switch_mode(self, mode: Mode) -> None:
+        if self.mode_error is not None:
+            raise self.mode_error
+        await self._switched.send(mode)
 
 
 async def test_a_core_that_compacts_and_plans_is_reported_with_both_features(

@@ -10,6 +10,8 @@ from rawp_adapter_sdk import (
     DEFAULT_CORE,
     AgentCore,
     CompactingCore,
+    CoreFeatures,
+    FunctionCore,
     ModeSwitchingCore,
     SdkAdapter,
     create_core,
@@ -17,11 +19,18 @@ from rawp_adapter_sdk import (
 )
 from rawp_adapter_sdk.cores.claude import ClaudeCore
 from rawp_adapter_sdk.cores.demo import DemoCore
+from rawp_adapter_sdk.testing import say
 
 from rawp_adapters import AgentMetadata, InvalidSettingsError, create_adapter
 from rawp_adapters.frames import SessionCapabilitiesFrame, SessionErrorFrame
 from rawp_adapters.testing import drive
-from tests.sdk.scripted_core import ScriptedCore
+
+
+def hello_core(*, greeting: str = "Hello") -> FunctionCore:
+    """A factory as a third party would register one (named by import path in tests)."""
+    return FunctionCore(
+        say(greeting), name="scripted", version="0", features=CoreFeatures(thinking=True)
+    )
 
 
 def test_the_built_in_cores_implement_the_core_contract() -> None:
@@ -53,8 +62,8 @@ def test_the_sdk_adapter_runs_the_demo_core_unless_told_otherwise() -> None:
 
 
 def test_a_core_can_be_named_by_import_path_with_its_options() -> None:
-    core = create_core("tests.sdk.scripted_core:hello_core", {"greeting": "Hi"})
-    assert isinstance(core, ScriptedCore)
+    core = create_core("tests.sdk.test_cores:hello_core", {"greeting": "Hi"})
+    assert isinstance(core, FunctionCore)
     demo = create_core("rawp_adapter_sdk.cores.demo:DemoCore", {"delay_ms": 0})
     assert isinstance(demo, DemoCore)
     assert demo.delay == 0
@@ -100,7 +109,7 @@ def test_the_sdk_adapter_does_not_take_single_turn_process() -> None:
 
 @pytest.mark.anyio
 async def test_capabilities_report_sdk_and_only_what_the_core_can_do(tmp_path: Path) -> None:
-    adapter = SdkAdapter.from_settings({"core": "tests.sdk.scripted_core:hello_core"})
+    adapter = SdkAdapter.from_settings({"core": "tests.sdk.test_cores:hello_core"})
     async with drive(adapter, workspace=tmp_path) as d:
         caps = await d.wait_for(SessionCapabilitiesFrame)
         assert caps.payload.adapter_type == "sdk"
@@ -129,7 +138,7 @@ async def test_capabilities_report_sdk_and_only_what_the_core_can_do(tmp_path: P
 @pytest.mark.parametrize(
     "core",
     # The second is not importable: refused before anything is imported.
-    ["tests.sdk.scripted_core:hello_core", "no_such_module_xyz:Core"],
+    ["tests.sdk.test_cores:hello_core", "no_such_module_xyz:Core"],
 )
 def test_a_host_that_forbids_import_paths_refuses_a_core_named_by_import_path(
     core: str,
@@ -163,9 +172,9 @@ def test_a_host_that_allows_import_paths_loads_a_core_named_by_import_path() -> 
     adapter = create_adapter(
         AgentMetadata(
             adapter_type="sdk",
-            settings={"core": "tests.sdk.scripted_core:hello_core"},
+            settings={"core": "tests.sdk.test_cores:hello_core"},
             allow_import_paths=True,
         )
     )
     assert isinstance(adapter, SdkAdapter)
-    assert isinstance(adapter.core, ScriptedCore)
+    assert isinstance(adapter.core, FunctionCore)

@@ -6,30 +6,29 @@ import importlib.util
 from typing import Any
 
 import pytest
-from rawp_adapter_sdk import (
-    Compaction,
-    CoreError,
-    Stop,
-    TextDelta,
-    TextDone,
-    ThinkingDelta,
-    ThinkingDone,
-    ToolEnd,
-    ToolProgress,
-    ToolStart,
-    Usage,
-)
+from rawp_adapter_sdk import Compaction, CoreError
 from rawp_adapter_sdk._translate import TurnTranslator
+from rawp_adapter_sdk.events import (
+    Stopped,
+    TextChunk,
+    TextEnd,
+    ThinkingChunk,
+    ThinkingEnd,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+    UsageReport,
+)
 
 from rawp_adapters.frames import (
     SessionUsage,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
     ToolInvokeRequest,
     ToolInvokeResult,
     ToolInvokeStream,
 )
-from rawp_adapters.frames import TextDone as TextDonePayload
-from rawp_adapters.frames import ThinkingDelta as ThinkingDeltaPayload
-from rawp_adapters.frames import ThinkingDone as ThinkingDonePayload
 
 
 def test_each_event_becomes_its_payload_with_the_turn_id() -> None:
@@ -37,13 +36,13 @@ def test_each_event_becomes_its_payload_with_the_turn_id() -> None:
     payloads = [
         p
         for event in (
-            ThinkingDelta(0, "hm", redacted=True),
-            ThinkingDone(0, "hm", redacted=True),
-            TextDelta(1, "Hi"),
-            TextDone(1, "Hi"),
-            ToolStart("call-1", "Bash", {"command": "ls"}),
+            ThinkingChunk(0, "hm", redacted=True),
+            ThinkingEnd(0, "hm", redacted=True),
+            TextChunk(1, "Hi"),
+            TextEnd(1, "Hi"),
+            ToolStarted("call-1", "Bash", {"command": "ls"}),
             ToolProgress("call-1", "a\n"),
-            ToolEnd("call-1", {"files": ["a"]}, output_type="structured"),
+            ToolFinished("call-1", {"files": ["a"]}, output_type="structured"),
         )
         for p in t.translate(event)
     ]
@@ -57,7 +56,7 @@ def test_each_event_becomes_its_payload_with_the_turn_id() -> None:
         "ToolInvokeResult",
     ]
     assert all(getattr(p, "turn_id", None) == "turn-1" for p in payloads)
-    assert payloads[0] == ThinkingDeltaPayload(turn_id="turn-1", index=0, text="hm", redacted=True)
+    assert payloads[0] == ThinkingDelta(turn_id="turn-1", index=0, text="hm", redacted=True)
     assert payloads[4] == ToolInvokeRequest(
         invocation_id="call-1", tool_name="Bash", input={"command": "ls"}, turn_id="turn-1"
     )
@@ -75,34 +74,34 @@ def test_each_event_becomes_its_payload_with_the_turn_id() -> None:
 def test_finishing_completes_open_blocks_and_leaves_running_tool_calls_to_the_runtime() -> None:
     t = TurnTranslator("turn-1")
     for event in (
-        TextDelta(0, "Hel"),
-        TextDelta(0, "lo"),
-        ThinkingDelta(1, "th"),
-        ToolStart("call-1", "Bash", {}),
+        TextChunk(0, "Hel"),
+        TextChunk(0, "lo"),
+        ThinkingChunk(1, "th"),
+        ToolStarted("call-1", "Bash", {}),
     ):
         t.translate(event)
     done_text, done_thinking = t.finish()
-    assert done_text == TextDonePayload(turn_id="turn-1", index=0, text="Hello")
-    assert done_thinking == ThinkingDonePayload(turn_id="turn-1", index=1, text="th")
+    assert done_text == TextDone(turn_id="turn-1", index=0, text="Hello")
+    assert done_thinking == ThinkingDone(turn_id="turn-1", index=1, text="th")
     assert t.finish() == []
 
 
 def test_events_that_contradict_the_stream_are_dropped_and_counted() -> None:
     t = TurnTranslator("turn-1")
     assert t.translate(ToolProgress("ghost", "x")) == []
-    assert t.translate(ToolEnd("ghost")) == []
-    assert len(t.translate(ToolStart("call-1", "Bash", {}))) == 1
-    assert t.translate(ToolStart("call-1", "Bash", {})) == []
-    assert len(t.translate(ToolEnd("call-1"))) == 1
-    assert t.translate(ToolEnd("call-1")) == []
-    assert t.translate(ToolStart("call-1", "Bash", {})) == []
+    assert t.translate(ToolFinished("ghost")) == []
+    assert len(t.translate(ToolStarted("call-1", "Bash", {}))) == 1
+    assert t.translate(ToolStarted("call-1", "Bash", {})) == []
+    assert len(t.translate(ToolFinished("call-1"))) == 1
+    assert t.translate(ToolFinished("call-1")) == []
+    assert t.translate(ToolStarted("call-1", "Bash", {})) == []
     assert t.dropped == 5
 
 
 def test_usage_steps_are_reported_each_and_summed_for_the_turn() -> None:
     t = TurnTranslator("turn-1")
-    (first,) = t.translate(Usage(input_tokens=10, output_tokens=2, cost_usd=0.5))
-    (second,) = t.translate(Usage(input_tokens=5, cache_read_tokens=7))
+    (first,) = t.translate(UsageReport(input_tokens=10, output_tokens=2, cost_usd=0.5))
+    (second,) = t.translate(UsageReport(input_tokens=5, cache_read_tokens=7))
     assert first == SessionUsage(turn_id="turn-1", input_tokens=10, output_tokens=2, cost_usd=0.5)
     assert second == SessionUsage(turn_id="turn-1", input_tokens=5, cache_read_tokens=7)
     usage = t.usage
@@ -115,7 +114,7 @@ def test_usage_steps_are_reported_each_and_summed_for_the_turn() -> None:
 def test_the_stop_reason_is_end_turn_unless_the_core_says_otherwise() -> None:
     t = TurnTranslator("turn-1")
     before = t.stop_reason
-    assert t.translate(Stop("max_tokens")) == []
+    assert t.translate(Stopped("max_tokens")) == []
     assert (before, t.stop_reason) == ("end_turn", "max_tokens")
     assert t.usage is None
 
@@ -190,13 +189,13 @@ def test_claude_blocks_get_turn_wide_indexes_across_model_calls() -> None:
         api_message("m1", ("thinking", ["Let ", "me"]), ("text", ["Hi"])),
     ) + feed_all(t, api_message("m2", ("text", ["Bye"])))
     assert events == [
-        ThinkingDelta(0, "Let "),
-        ThinkingDelta(0, "me"),
-        ThinkingDone(0, "Let me"),
-        TextDelta(1, "Hi"),
-        TextDone(1, "Hi"),
-        TextDelta(2, "Bye"),
-        TextDone(2, "Bye"),
+        ThinkingChunk(0, "Let "),
+        ThinkingChunk(0, "me"),
+        ThinkingEnd(0, "Let me"),
+        TextChunk(1, "Hi"),
+        TextEnd(1, "Hi"),
+        TextChunk(2, "Bye"),
+        TextEnd(2, "Bye"),
     ]
 
 
@@ -224,9 +223,9 @@ def test_claude_tool_use_and_results_become_tool_calls_and_streamed_text_is_not_
     )
     denied = UserMessage(content=[ToolResultBlock(tool_use_id="toolu_2", is_error=True)])
     assert feed_all(t, [said, call, answer, denied]) == [
-        ToolStart("toolu_1", "Bash", {"command": "ls"}),
-        ToolEnd("toolu_1", "a", is_error=False, output_type="text"),
-        ToolEnd("toolu_2", "", is_error=True, output_type="empty"),
+        ToolStarted("toolu_1", "Bash", {"command": "ls"}),
+        ToolFinished("toolu_1", "a", is_error=False, output_type="text"),
+        ToolFinished("toolu_2", "", is_error=True, output_type="empty"),
     ]
 
 
@@ -237,7 +236,7 @@ def test_claude_messages_that_were_not_streamed_still_give_their_text() -> None:
 
     t = ClaudeTurnTranslator(None)
     message = AssistantMessage(content=[TextBlock("whole")], model="m", message_id="m9")
-    assert t.feed(message) == [TextDelta(0, "whole"), TextDone(0, "whole")]
+    assert t.feed(message) == [TextChunk(0, "whole"), TextEnd(0, "whole")]
 
 
 @claude
@@ -266,14 +265,14 @@ def test_a_claude_result_gives_the_turns_usage_and_cost_and_its_stop_reason() ->
     }
     events = t.feed(result(usage=usage, total_cost_usd=0.75, stop_reason="max_tokens"))
     assert events == [
-        Usage(
+        UsageReport(
             input_tokens=20,
             output_tokens=5,
             cache_read_tokens=3,
             cache_write_tokens=4,
             cost_usd=0.5,
         ),
-        Stop("max_tokens"),
+        Stopped("max_tokens"),
     ]
     assert t.finished
     assert t.error is None
@@ -324,7 +323,7 @@ def test_an_interrupted_claude_turn_stops_as_cancelled(
 
     t = ClaudeTurnTranslator(None)
     t.cancel_requested = cancel_requested
-    assert t.feed(result(**fields)) == [Stop("cancelled")]
+    assert t.feed(result(**fields)) == [Stopped("cancelled")]
     assert t.error is None
 
 

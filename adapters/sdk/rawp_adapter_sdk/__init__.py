@@ -1,10 +1,10 @@
 """RAWP-DPS adapter for in-process agent cores.
 
-An agent library implements :class:`AgentCore` (stream :data:`CoreEvent` values, ask a
-:data:`PermissionCallback` before a tool runs, accept :meth:`AgentCore.cancel`), and
-:class:`CompactingCore` / :class:`ModeSwitchingCore` if it can compact or plan, and
-registers a factory in the ``rawp_adapters.sdk_cores`` entry-point group. The
-``sdk`` adapter runs it in the client's process::
+An agent library implements :class:`AgentCore` (stream the core events of
+:mod:`rawp_adapter_sdk.events`, ask a :data:`PermissionCallback` before a tool runs,
+accept :meth:`AgentCore.cancel`), and :class:`CompactingCore` / :class:`ModeSwitchingCore`
+if it can compact or plan, and registers a factory in the ``rawp_adapters.sdk_cores``
+entry-point group. The ``sdk`` adapter runs it in the client's process::
 
     from rawp_adapters import AgentMetadata, create_adapter
 
@@ -13,7 +13,9 @@ registers a factory in the ``rawp_adapters.sdk_cores`` entry-point group. The
     )
 
 The built-in cores are ``demo`` (the default: scripted, offline) and ``claude``
-(claude-agent-sdk, installed with the ``claude`` extra).
+(claude-agent-sdk, installed with the ``claude`` extra). :class:`FunctionCore` (from
+:mod:`rawp_adapter_sdk.testing`) replies with your own function, for tests without a
+network.
 """
 
 from rawp_adapter_sdk._adapter import DEFAULT_CORE, SdkAdapter, SdkSettings
@@ -26,7 +28,6 @@ from rawp_adapter_sdk._core import (
     Compaction,
     CoreEnvironment,
     CoreError,
-    CoreEvent,
     CoreFactory,
     CoreFeatures,
     Deny,
@@ -36,20 +37,12 @@ from rawp_adapter_sdk._core import (
     PermissionCallback,
     PermissionDecision,
     PermissionRequest,
-    Stop,
-    TextDelta,
-    TextDone,
-    ThinkingDelta,
-    ThinkingDone,
-    ToolEnd,
-    ToolProgress,
-    ToolStart,
-    Usage,
     create_core,
     installed_cores,
     load_core_factory,
     require_installed_core,
 )
+from rawp_adapter_sdk.testing import FunctionCore
 
 __all__ = [
     "CORE_ENTRY_POINT_GROUP",
@@ -60,11 +53,11 @@ __all__ = [
     "Compaction",
     "CoreEnvironment",
     "CoreError",
-    "CoreEvent",
     "CoreFactory",
     "CoreFeatures",
     "Deny",
     "DenyReason",
+    "FunctionCore",
     "InstalledCore",
     "ModeSwitchingCore",
     "PermissionBridge",
@@ -73,15 +66,6 @@ __all__ = [
     "PermissionRequest",
     "SdkAdapter",
     "SdkSettings",
-    "Stop",
-    "TextDelta",
-    "TextDone",
-    "ThinkingDelta",
-    "ThinkingDone",
-    "ToolEnd",
-    "ToolProgress",
-    "ToolStart",
-    "Usage",
     "create_core",
     "deny_message",
     "installed_cores",

@@ -20,12 +20,12 @@ from rawp_adapter_sdk._core import (
     CompactingCore,
     CoreEnvironment,
     CoreError,
-    CoreEvent,
     ModeSwitchingCore,
     create_core,
     require_installed_core,
 )
 from rawp_adapter_sdk._translate import TurnTranslator
+from rawp_adapter_sdk.events import CoreEvent
 from rawp_adapters import (
     Adapter,
     AdapterSettings,

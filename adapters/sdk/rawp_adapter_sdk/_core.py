@@ -1,9 +1,9 @@
 """The agent-core contract: what an in-process agent library implements to run behind
 the SDK adapter, and how cores are found by name.
 
-A core runs one prompt at a time and streams :data:`CoreEvent` values (text and
-thinking, tool calls, usage, the stop reason). Before a tool runs it awaits the
-:data:`PermissionCallback` it was given, which answers :class:`Allow` (optionally
+A core runs one prompt at a time and streams the events of :mod:`rawp_adapter_sdk.events`
+(text and thinking, tool calls, usage, the stop reason). Before a tool runs it awaits
+the :data:`PermissionCallback` it was given, which answers :class:`Allow` (optionally
 with edited input) or :class:`Deny` (with a message for the model). A core never
 sees DPS frames, ids or the session: the adapter turns its events into frames.
 
@@ -27,101 +27,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from structlog.stdlib import BoundLogger
 
+from rawp_adapter_sdk.events import CoreEvent
 from rawp_adapters import InvalidSettingsError, RawpError
-from rawp_adapters.frames import AgentErrorCode, Mode, OutputType, StopReason
+from rawp_adapters.frames import AgentErrorCode, Mode
 from rawp_adapters.plugins import entry_points_by_name
 
 CORE_ENTRY_POINT_GROUP = "rawp_adapters.sdk_cores"
-
-# ------------------------------------------------------------------ events
-
-
-@dataclass(frozen=True, slots=True)
-class TextDelta:
-    """New text of content block ``index`` (counted per turn, from 0)."""
-
-    index: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class TextDone:
-    """Block ``index`` is complete; ``text`` is all of it."""
-
-    index: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ThinkingDelta:
-    index: int
-    text: str
-    redacted: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ThinkingDone:
-    index: int
-    text: str
-    redacted: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ToolStart:
-    """The agent calls a tool. ``call_id`` is the core's own id for the call."""
-
-    call_id: str
-    tool_name: str
-    input: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolProgress:
-    """New output of a running tool call (only the new part)."""
-
-    call_id: str
-    output: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolEnd:
-    call_id: str
-    output: Any = None
-    is_error: bool = False
-    output_type: OutputType = "text"
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Usage of one step (one model call or the whole turn); steps of a turn add up."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    cache_write_tokens: int | None = None
-    cost_usd: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """Why the turn ended; the last event of a run. A run that ends without one
-    ended with ``end_turn``. Failures are raised as :class:`CoreError` instead."""
-
-    reason: StopReason = "end_turn"
-
-
-CoreEvent = (
-    TextDelta
-    | TextDone
-    | ThinkingDelta
-    | ThinkingDone
-    | ToolStart
-    | ToolProgress
-    | ToolEnd
-    | Usage
-    | Stop
-)
-"""Everything a core streams, discriminated by class."""
 
 
 class CoreError(RawpError):
@@ -228,11 +139,11 @@ class AgentCore(Protocol):
         """Get ready; raise :class:`CoreError` (or anything) if the core cannot run."""
 
     def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
-        """Run one prompt and stream what happens, ending with :class:`Stop`."""
+        """Run one prompt and stream what happens, ending with :class:`Stopped`."""
 
     async def cancel(self) -> None:
         """Ask the running prompt to stop; :meth:`run` should then soon end with
-        ``Stop("cancelled")``. Returns without waiting for that."""
+        ``Stopped("cancelled")``. Returns without waiting for that."""
 
     async def close(self) -> None:
         """Stop everything the core started. Must finish even when cancelled."""

@@ -9,31 +9,31 @@ a call that is not running) are dropped and counted.
 
 from __future__ import annotations
 
-from rawp_adapter_sdk._core import (
+from rawp_adapter_sdk.events import (
     CoreEvent,
-    Stop,
-    TextDelta,
-    TextDone,
-    ThinkingDelta,
-    ThinkingDone,
-    ToolEnd,
+    Stopped,
+    TextChunk,
+    TextEnd,
+    ThinkingChunk,
+    ThinkingEnd,
+    ToolFinished,
     ToolProgress,
-    ToolStart,
-    Usage,
+    ToolStarted,
+    UsageReport,
 )
 from rawp_adapters.frames import (
     ClientPayload,
     SessionUsage,
     StopReason,
+    TextDelta,
+    TextDone,
+    ThinkingDelta,
+    ThinkingDone,
     TokenUsage,
     ToolInvokeRequest,
     ToolInvokeResult,
     ToolInvokeStream,
 )
-from rawp_adapters.frames import TextDelta as TextDeltaPayload
-from rawp_adapters.frames import TextDone as TextDonePayload
-from rawp_adapters.frames import ThinkingDelta as ThinkingDeltaPayload
-from rawp_adapters.frames import ThinkingDone as ThinkingDonePayload
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
@@ -69,23 +69,19 @@ class TurnTranslator:
     def translate(self, event: CoreEvent) -> list[ClientPayload]:
         turn_id = self.turn_id
         match event:
-            case TextDelta(index=index, text=text):
+            case TextChunk(index=index, text=text):
                 self._open(index, thinking=False, redacted=False).parts.append(text)
-                return [TextDeltaPayload(turn_id=turn_id, index=index, text=text)]
-            case ThinkingDelta(index=index, text=text, redacted=redacted):
+                return [TextDelta(turn_id=turn_id, index=index, text=text)]
+            case ThinkingChunk(index=index, text=text, redacted=redacted):
                 self._open(index, thinking=True, redacted=redacted).parts.append(text)
-                return [
-                    ThinkingDeltaPayload(turn_id=turn_id, index=index, text=text, redacted=redacted)
-                ]
-            case TextDone(index=index, text=text):
+                return [ThinkingDelta(turn_id=turn_id, index=index, text=text, redacted=redacted)]
+            case TextEnd(index=index, text=text):
                 self._blocks.pop(index, None)
-                return [TextDonePayload(turn_id=turn_id, index=index, text=text)]
-            case ThinkingDone(index=index, text=text, redacted=redacted):
+                return [TextDone(turn_id=turn_id, index=index, text=text)]
+            case ThinkingEnd(index=index, text=text, redacted=redacted):
                 self._blocks.pop(index, None)
-                return [
-                    ThinkingDonePayload(turn_id=turn_id, index=index, text=text, redacted=redacted)
-                ]
-            case ToolStart(call_id=call_id, tool_name=tool_name, input=tool_input):
+                return [ThinkingDone(turn_id=turn_id, index=index, text=text, redacted=redacted)]
+            case ToolStarted(call_id=call_id, tool_name=tool_name, input=tool_input):
                 if call_id in self._tools_running or call_id in self._tools_done:
                     return self._drop()
                 self._tools_running.add(call_id)
@@ -101,7 +97,7 @@ class TurnTranslator:
                 if call_id not in self._tools_running:
                     return self._drop()
                 return [ToolInvokeStream(invocation_id=call_id, output=output, turn_id=turn_id)]
-            case ToolEnd(call_id=call_id):
+            case ToolFinished(call_id=call_id):
                 if call_id not in self._tools_running:
                     return self._drop()
                 self._tools_running.discard(call_id)
@@ -115,7 +111,7 @@ class TurnTranslator:
                         turn_id=turn_id,
                     )
                 ]
-            case Usage():
+            case UsageReport():
                 step = {
                     name: value
                     for name in (*_USAGE_FIELDS, "cost_usd")
@@ -124,7 +120,7 @@ class TurnTranslator:
                 for name, value in step.items():
                     self._usage[name] = self._usage.get(name, 0) + value
                 return [SessionUsage.model_validate({"turn_id": turn_id, **step})]
-            case Stop(reason=reason):
+            case Stopped(reason=reason):
                 self.stop_reason = reason
                 return []
         return self._drop()
@@ -137,12 +133,12 @@ class TurnTranslator:
             text = "".join(block.parts)
             if block.thinking:
                 payloads.append(
-                    ThinkingDonePayload(
+                    ThinkingDone(
                         turn_id=self.turn_id, index=index, text=text, redacted=block.redacted
                     )
                 )
             else:
-                payloads.append(TextDonePayload(turn_id=self.turn_id, index=index, text=text))
+                payloads.append(TextDone(turn_id=self.turn_id, index=index, text=text))
         self._blocks.clear()
         self._tools_done |= self._tools_running
         self._tools_running.clear()

@@ -34,18 +34,17 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import StreamEvent
 
-from rawp_adapter_sdk._core import (
-    Compaction,
-    CoreError,
+from rawp_adapter_sdk._core import Compaction, CoreError
+from rawp_adapter_sdk.events import (
     CoreEvent,
-    Stop,
-    TextDelta,
-    TextDone,
-    ThinkingDelta,
-    ThinkingDone,
-    ToolEnd,
-    ToolStart,
-    Usage,
+    Stopped,
+    TextChunk,
+    TextEnd,
+    ThinkingChunk,
+    ThinkingEnd,
+    ToolFinished,
+    ToolStarted,
+    UsageReport,
 )
 from rawp_adapters.frames import StopReason
 
@@ -106,8 +105,8 @@ class ClaudeTurnTranslator:
                 return []
             block.parts.append(text)
             if block.thinking:
-                return [ThinkingDelta(block.index, text, block.redacted)]
-            return [TextDelta(block.index, text)]
+                return [ThinkingChunk(block.index, text, block.redacted)]
+            return [TextChunk(block.index, text)]
         if kind == "content_block_start":
             content = event.get("content_block") or {}
             content_type = content.get("type")
@@ -124,8 +123,8 @@ class ClaudeTurnTranslator:
                 return []
             text = "".join(block.parts)
             if block.thinking:
-                return [ThinkingDone(block.index, text, block.redacted)]
-            return [TextDone(block.index, text)]
+                return [ThinkingEnd(block.index, text, block.redacted)]
+            return [TextEnd(block.index, text)]
         if kind == "message_start":
             self._blocks.clear()
             message_id = (event.get("message") or {}).get("id")
@@ -151,17 +150,19 @@ class ClaudeTurnTranslator:
         events: list[CoreEvent] = []
         for block in message.content:
             if isinstance(block, ToolUseBlock):
-                events.append(ToolStart(call_id=block.id, tool_name=block.name, input=block.input))
+                events.append(
+                    ToolStarted(call_id=block.id, tool_name=block.name, input=block.input)
+                )
             elif streamed or message.parent_tool_use_id is not None:
                 continue
             elif isinstance(block, TextBlock):
                 index = self._take_index()
-                events += [TextDelta(index, block.text), TextDone(index, block.text)]
+                events += [TextChunk(index, block.text), TextEnd(index, block.text)]
             elif isinstance(block, ThinkingBlock):
                 index = self._take_index()
                 events += [
-                    ThinkingDelta(index, block.thinking),
-                    ThinkingDone(index, block.thinking),
+                    ThinkingChunk(index, block.thinking),
+                    ThinkingEnd(index, block.thinking),
                 ]
         return events
 
@@ -173,7 +174,7 @@ class ClaudeTurnTranslator:
             if isinstance(block, ToolResultBlock):
                 output = _result_text(block.content)
                 events.append(
-                    ToolEnd(
+                    ToolFinished(
                         call_id=block.tool_use_id,
                         output=output,
                         is_error=bool(block.is_error),
@@ -192,15 +193,15 @@ class ClaudeTurnTranslator:
             self.cancel_requested and message.subtype == "error_during_execution"
         )
         if aborted:
-            events.append(Stop("cancelled"))
+            events.append(Stopped("cancelled"))
         elif message.is_error or message.subtype != "success":
             self.error = CoreError(self._failure_text(message))
         else:
             stop_reason = message.stop_reason or self._last_stop_reason
-            events.append(Stop(_STOP_REASONS.get(stop_reason, "end_turn")))
+            events.append(Stopped(_STOP_REASONS.get(stop_reason, "end_turn")))
         return events
 
-    def _usage(self, message: ResultMessage) -> Usage | None:
+    def _usage(self, message: ResultMessage) -> UsageReport | None:
         raw = message.usage or {}
         total = message.total_cost_usd
         cost = None
@@ -208,7 +209,7 @@ class ClaudeTurnTranslator:
             cost = max(0.0, total - (self._cost_before or 0.0))
         if not raw and cost is None:
             return None
-        return Usage(
+        return UsageReport(
             input_tokens=_int(raw.get("input_tokens")),
             output_tokens=_int(raw.get("output_tokens")),
             cache_read_tokens=_int(raw.get("cache_read_input_tokens")),

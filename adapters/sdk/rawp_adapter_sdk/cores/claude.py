@@ -33,11 +33,11 @@ from rawp_adapter_sdk._core import (
     Compaction,
     CoreEnvironment,
     CoreError,
-    CoreEvent,
     CoreFeatures,
     PermissionCallback,
     PermissionRequest,
 )
+from rawp_adapter_sdk.events import CoreEvent
 from rawp_adapters.frames import AgentErrorCode, Mode
 from rawp_adapters.plugins import get_logger
 from rawp_adapters.processes import ParentDeathGuard, kill_and_wait, snapshot_tree

@@ -20,20 +20,22 @@ import anyio
 from rawp_adapter_sdk._core import (
     Allow,
     CoreEnvironment,
-    CoreEvent,
     CoreFeatures,
     Deny,
     PermissionCallback,
     PermissionRequest,
-    Stop,
-    TextDelta,
-    TextDone,
-    ThinkingDelta,
-    ThinkingDone,
-    ToolEnd,
+)
+from rawp_adapter_sdk.events import (
+    CoreEvent,
+    Stopped,
+    TextChunk,
+    TextEnd,
+    ThinkingChunk,
+    ThinkingEnd,
+    ToolFinished,
     ToolProgress,
-    ToolStart,
-    Usage,
+    ToolStarted,
+    UsageReport,
 )
 
 DEMO_TOOL = "write_file"
@@ -90,12 +92,12 @@ class DemoCore:
             words += 1
             yield event
         if self._cancelled.is_set():
-            yield Stop("cancelled")
+            yield Stopped("cancelled")
             return
 
         call_id = f"demo-call-{next(self._calls)}"
         tool_input = {"path": file_name, "content": _note(prompt)}
-        yield ToolStart(call_id=call_id, tool_name=DEMO_TOOL, input=tool_input)
+        yield ToolStarted(call_id=call_id, tool_name=DEMO_TOOL, input=tool_input)
         decision = await permission(
             PermissionRequest(
                 tool_name=DEMO_TOOL,
@@ -105,15 +107,15 @@ class DemoCore:
             )
         )
         if isinstance(decision, Deny):
-            yield ToolEnd(call_id=call_id, output=decision.message, is_error=True)
+            yield ToolFinished(call_id=call_id, output=decision.message, is_error=True)
             if decision.stops_turn or self._cancelled.is_set():
-                yield Stop("cancelled")
+                yield Stopped("cancelled")
                 return
             reply = f"I did not write the file: {decision.message}"
         else:
             target = self._target(decision, tool_input)
             if isinstance(target, str):
-                yield ToolEnd(call_id=call_id, output=target, is_error=True)
+                yield ToolFinished(call_id=call_id, output=target, is_error=True)
                 reply = f"I could not write the file: {target}"
             else:
                 path, content = target
@@ -123,17 +125,17 @@ class DemoCore:
                     await anyio.Path(path).write_text(content, encoding="utf-8")
                 except OSError as exc:
                     failure = f"{type(exc).__name__}: {exc.strerror or exc}"
-                    yield ToolEnd(call_id=call_id, output=failure, is_error=True)
+                    yield ToolFinished(call_id=call_id, output=failure, is_error=True)
                     reply = f"I could not write the file: {failure}"
                 else:
                     done = f"Wrote {len(content)} characters to {path.name}."
-                    yield ToolEnd(call_id=call_id, output=done)
+                    yield ToolFinished(call_id=call_id, output=done)
                     reply = f"Done. {done}"
         async for event in self._stream(2, reply):
             words += 1
             yield event
-        yield Usage(input_tokens=len(prompt.split()), output_tokens=words)
-        yield Stop("cancelled" if self._cancelled.is_set() else "end_turn")
+        yield UsageReport(input_tokens=len(prompt.split()), output_tokens=words)
+        yield Stopped("cancelled" if self._cancelled.is_set() else "end_turn")
 
     async def _stream(
         self, index: int, text: str, *, thinking: bool = False
@@ -143,11 +145,11 @@ class DemoCore:
             if self._cancelled.is_set():
                 break
             piece = word if i == len(words) - 1 else word + " "
-            yield ThinkingDelta(index, piece) if thinking else TextDelta(index, piece)
+            yield ThinkingChunk(index, piece) if thinking else TextChunk(index, piece)
             if self.delay:
                 with anyio.move_on_after(self.delay):
                     await self._cancelled.wait()
-        yield ThinkingDone(index, text) if thinking else TextDone(index, text)
+        yield ThinkingEnd(index, text) if thinking else TextEnd(index, text)
 
     def _target(self, decision: Allow, original: Mapping[str, Any]) -> tuple[Path, str] | str:
         """Where to write what, from the (possibly edited) input; or why it cannot be."""
