@@ -14,10 +14,16 @@ RPC_AGENT = FAKES / "rpc_agent.py"
 JSON_AGENT = FAKES / "json_agent.py"
 
 
+def fake_command(*flags: str) -> list[str]:
+    """The command line of ``fakes/rpc_agent.py`` with ``flags``; ``-I -S`` keeps its start
+    fast (it needs the stdlib only)."""
+    return [sys.executable, "-I", "-S", str(RPC_AGENT), *flags]
+
+
 def fake_adapter(*flags: str, **settings: Any) -> ProcessAdapter:
     """The adapter around ``fakes/rpc_agent.py`` started with ``flags``."""
     return ProcessAdapter.from_settings(
-        {"command": [sys.executable, str(RPC_AGENT), *flags], "agent_name": "fake", **settings}
+        {"command": fake_command(*flags), "agent_name": "fake", **settings}
     )
 
 
@@ -27,6 +33,25 @@ def single_turn_adapter(**settings: Any) -> ProcessAdapter:
         {"single_turn": {"command": [sys.executable, str(JSON_AGENT)]}, **settings}
     )
     return ProcessAdapter(parsed, single_turn_process=True)
+
+
+def fake_agent_processes() -> list[psutil.Process]:
+    """The fake RPC agents this test process started that are still running."""
+    found = []
+    for child in psutil.Process().children():
+        try:
+            if str(RPC_AGENT) in child.cmdline():
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
+
+def the_fake_agent() -> psutil.Process:
+    """The one running fake RPC agent (fails when there is none or several)."""
+    agents = fake_agent_processes()
+    assert len(agents) == 1, f"expected one fake agent, found {agents}"
+    return agents[0]
 
 
 def running(pid: int) -> bool:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
+from signal import SIGUSR1
 
 import anyio
 import psutil
@@ -25,7 +27,7 @@ from rawp_adapters.frames import (
     TurnStartFrame,
 )
 from rawp_adapters.testing import Reply, allow_all, deny_all, drive, never_answer, run_conformance
-from tests.process.helpers import fake_adapter, running
+from tests.process.helpers import fake_adapter, running, the_fake_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +75,7 @@ async def test_an_agent_that_exits_before_ready_fails_with_its_stderr_tail(
 
 async def test_an_agent_that_never_gets_ready_fails_at_the_ready_timeout(tmp_path: Path) -> None:
     started = time.monotonic()
-    async with drive(fake_adapter("--never-ready", ready_timeout=0.5), workspace=tmp_path) as d:
+    async with drive(fake_adapter("--mute", ready_timeout=0.5), workspace=tmp_path) as d:
         await d.closed()
     (error,) = d.of_type(AgentErrorFrame)
     assert error.payload.error_code == "SPAWN_FAILED"
@@ -86,7 +88,7 @@ async def test_an_agent_without_a_ready_frame_is_ready_once_it_answers_get_state
 ) -> None:
     async with drive(fake_adapter("--no-ready"), workspace=tmp_path) as d:
         turn = await d.prompt("hi")
-        assert turn.text == "Hello from the fake agent."
+        assert turn.text == "echo: hi"
 
 
 async def test_capabilities_state_what_the_agent_can_do(tmp_path: Path) -> None:
@@ -151,7 +153,7 @@ async def test_a_text_turn_streams_deltas_and_ends_with_its_usage(
 ) -> None:
     async with drive(fake_adapter(*flags), workspace=tmp_path) as d:
         turn = await d.prompt("hi")
-    assert turn.text == "Hello from the fake agent."
+    assert turn.text == "echo: hi"
     (done,) = turn.of_type("agent.text.done")
     assert done.payload.text == turn.text
     (usage,) = turn.of_type("session.usage")
@@ -169,14 +171,11 @@ async def test_a_prompt_answered_twice_runs_once(tmp_path: Path) -> None:
     assert not d.of_type(AgentErrorFrame)
 
 
-async def test_answers_without_an_id_are_matched_by_their_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("FAKE_NOID_STATE", "1")
-    async with drive(fake_adapter(command_timeout=5), workspace=tmp_path) as d:
-        turn = await d.prompt("NOID")
+async def test_answers_without_an_id_are_matched_by_their_command(tmp_path: Path) -> None:
+    async with drive(fake_adapter("--no-ids", command_timeout=5), workspace=tmp_path) as d:
+        turn = await d.prompt("hi")
     assert turn.stop_reason == "end_turn"
-    assert turn.text == "Hello from the fake agent."
+    assert turn.text == "echo: hi"
 
 
 async def test_a_refused_prompt_ends_the_turn_with_the_agents_reason(tmp_path: Path) -> None:
@@ -191,12 +190,12 @@ async def test_a_refused_prompt_ends_the_turn_with_the_agents_reason(tmp_path: P
 
 async def test_failed_retries_end_the_turn_with_the_final_error(tmp_path: Path) -> None:
     async with drive(fake_adapter(), workspace=tmp_path) as d:
-        turn = await d.prompt("RETRY")
+        turn = await d.prompt("RETRY 2 1")
     warning, final = turn.of_type("agent.error")
     assert warning.payload.severity == "warning"
     assert "the agent retries it" in warning.payload.message
     assert final.payload.severity == "error"
-    assert final.payload.message == "529 overloaded: retries exhausted"
+    assert final.payload.message == "terminated: retries exhausted"
     assert turn.stop_reason == "error"
 
 
@@ -222,7 +221,7 @@ async def test_abort_answers_an_open_dialog_before_the_abort_reaches_the_agent(
         turn = await d.wait_turn(start.payload.turn_id, timeout=5)
         after = await d.prompt("hi")
     assert turn.stop_reason == "cancelled"
-    assert after.text == "Hello from the fake agent."
+    assert after.text == "echo: hi"
     assert not d.of_type(AgentErrorFrame)
 
 
@@ -330,8 +329,8 @@ async def test_compact_reports_the_agents_summary_as_a_manual_compaction(tmp_pat
 async def test_a_failed_compaction_is_an_agent_error_and_the_session_goes_on(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter(), workspace=tmp_path) as d:
-        await d.prompt("COMPACT_FAILS")
+    async with drive(fake_adapter("--compact-fails"), workspace=tmp_path) as d:
+        await d.prompt("hi")
         mark = len(d.frames)
         await d.send(d.control.compact())
         error = await d.wait_for(AgentErrorFrame, after=mark)
@@ -382,7 +381,8 @@ async def test_a_clean_exit_mid_turn_ends_the_turn_normally(tmp_path: Path) -> N
 async def test_a_death_while_idle_closes_the_session(
     tmp_path: Path, code: int, errors: int
 ) -> None:
-    async with drive(fake_adapter("--exit-when-idle", str(code)), workspace=tmp_path) as d:
+    async with drive(fake_adapter("--exit-on-usr1", str(code)), workspace=tmp_path) as d:
+        os.kill(the_fake_agent().pid, SIGUSR1)
         closed = await d.closed()
     assert len(d.of_type(AgentErrorFrame)) == errors
     assert (closed.payload.reason, closed.payload.exit_code) == ("agent_exit", code)
@@ -408,7 +408,7 @@ async def test_an_agent_that_ignores_stdin_and_sigterm_is_killed(tmp_path: Path)
 async def test_tool_processes_in_new_sessions_are_gone_after_the_end(tmp_path: Path) -> None:
     async with drive(fake_adapter(), workspace=tmp_path) as d:
         turn = await d.prompt("SPAWN")
-        pids = [int(pid) for pid in turn.text.split()]
+        pids = list(json.loads(turn.text).values())
         assert all(running(pid) for pid in pids)
         await d.end()
     assert not any(running(pid) for pid in pids)
@@ -422,10 +422,10 @@ async def test_an_oversized_line_is_skipped_and_reported_and_the_session_goes_on
 ) -> None:
     adapter = fake_adapter(max_line_bytes=1024 * 1024)
     async with drive(adapter, workspace=tmp_path) as d:
-        turn = await d.prompt(f"HUGE {3 * 1024 * 1024}")
+        turn = await d.prompt("HUGE 3")
     (error,) = turn.of_type("agent.error")
     assert (error.payload.severity, error.payload.error_code) == ("error", "FRAME_TOO_LARGE")
-    assert turn.text == "Hello from the fake agent."
+    assert turn.text == "after the huge line"
     assert turn.stop_reason == "end_turn"
 
 
@@ -433,8 +433,10 @@ async def test_line_separators_and_invalid_utf8_inside_deltas_arrive_intact(
     tmp_path: Path,
 ) -> None:
     async with drive(fake_adapter(), workspace=tmp_path) as d:
-        turn = await d.prompt("UNICODE")
-    assert turn.text == "line\u2028separator and \u2029 paragraphbad \ufffd byte"
+        separators = await d.prompt("SEPARATORS")
+        bad = await d.prompt("BAD_BYTES")
+    assert separators.text == "raw:\u2028:\u2029:endescaped:\u2028:\u2029:end"
+    assert bad.text == "bad:\ufffd\ufffd(:bytesstill here"
 
 
 async def test_a_flood_of_deltas_to_a_slow_host_does_not_hold_up_the_permission(
@@ -445,7 +447,7 @@ async def test_a_flood_of_deltas_to_a_slow_host_does_not_hold_up_the_permission(
         start = await d.start_prompt("FLOOD 20000")
         request = await d.wait_for(InteractionRequestFrame)
         turn = await d.wait_turn(start.payload.turn_id)
-    assert len(turn.of_type("agent.text.delta")) == 20000
+    assert len(turn.of_type("agent.text.delta")) == 20000 + 1  # the flood, then allowed=True
     assert request.payload.context.tool_name == "bash"
     (result,) = turn.of_type(ToolInvokeResultFrame)
     assert not result.payload.is_error
@@ -460,7 +462,7 @@ async def test_a_host_cancelled_mid_session_still_stops_the_agent_and_its_tools(
     with anyio.CancelScope() as scope:
         async with drive(fake_adapter(), workspace=tmp_path) as d:
             turn = await d.prompt("SPAWN")
-            pids = [int(pid) for pid in turn.text.split()]
+            pids = list(json.loads(turn.text).values())
             scope.cancel()
             await anyio.sleep_forever()
     assert d.session.closed

@@ -25,8 +25,8 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from rawp_adapters.processes import CONTAINMENT_VAR, kill_and_wait
-from tests.process.faults.fakes import fake_command
 from tests.process.faults.test_escape import agent_cgroup, cgroups_writable
+from tests.process.helpers import fake_command
 from tests.support.llm_openai import ScriptedOpenAI
 from tests.support.peers import make_peer, peer_available
 from tests.support.processes import alive, wait_gone
@@ -85,8 +85,8 @@ async def kill_host_and_expect_gone(
 async def test_an_agent_and_its_tools_die_with_a_host_that_is_killed(
     tmp_path: Path, anyio_backend: str
 ) -> None:
-    settings = {"command": fake_command("spawn-tree")}
-    async with killable_host(settings, tmp_path, "start tools", anyio_backend) as (host, report):
+    settings = {"command": fake_command()}
+    async with killable_host(settings, tmp_path, "SPAWN", anyio_backend) as (host, report):
         # Tool-like processes in sessions of their own, one of them already orphaned.
         tools = list(json.loads(report["text"]).values())
         await kill_host_and_expect_gone(host, report, tools)
@@ -105,9 +105,9 @@ async def test_an_agent_and_its_tools_die_with_a_host_that_is_killed(
 async def test_a_tool_that_double_forked_into_a_new_session_dies_with_a_host_that_is_killed(
     containment: str, tmp_path: Path, anyio_backend: str
 ) -> None:
-    settings = {"command": fake_command("escape-tool")}
+    settings = {"command": fake_command()}
     env = {**os.environ, CONTAINMENT_VAR: containment}
-    async with killable_host(settings, tmp_path, "detach", anyio_backend, env) as (host, report):
+    async with killable_host(settings, tmp_path, "ESCAPE", anyio_backend, env) as (host, report):
         daemon = json.loads(report["text"])["daemon"]
         cgroups = {agent_cgroup(pid) for pid in report["children"]} - {agent_cgroup(host.pid)}
         await kill_host_and_expect_gone(host, report, [daemon])

@@ -22,7 +22,7 @@ import pytest
 
 from rawp_adapters.processes import CONTAINMENT_VAR, SessionCgroup, kill_and_wait
 from rawp_adapters.testing import SessionDriver, drive
-from tests.process.faults.fakes import fake_adapter, is_gone
+from tests.process.helpers import fake_adapter, running
 
 pytestmark = pytest.mark.anyio
 
@@ -85,12 +85,12 @@ class Escape:
 async def escaped(workspace: Path, *, stubborn: bool = False) -> AsyncIterator[Escape]:
     """A session whose tool detached a daemon; the daemon is checked to have escaped
     everything but the containment (and is killed at the end, whatever happened)."""
-    arg = "stubborn" if stubborn else None
-    adapter = fake_adapter("escape-tool", arg, stdin_close_grace=0.1, sigterm_grace=0.4)
+    flags = ["--ignore-sigterm"] if stubborn else []
+    adapter = fake_adapter(*flags, stdin_close_grace=0.1, sigterm_grace=0.4)
     daemon: psutil.Process | None = None
     try:
         async with drive(adapter, workspace=workspace) as driver:
-            record = await driver.prompt("detach a daemon", timeout=WAIT)
+            record = await driver.prompt("ESCAPE", timeout=WAIT)
             pids = json.loads(record.text)
             daemon, agent = psutil.Process(pids["daemon"]), psutil.Process(pids["agent"])
             assert daemon.environ() == {}
@@ -113,8 +113,8 @@ async def test_a_tool_that_double_forks_into_a_new_session_with_an_empty_environ
             assert psutil.Process(escape.daemon).ppid() == escape.agent
         closed = await escape.driver.end(timeout=WAIT)
         assert closed.payload.reason == "explicit"
-        assert is_gone(escape.daemon)
-        assert is_gone(escape.agent)
+        assert not running(escape.daemon)
+        assert not running(escape.agent)
     assert f"containment='{containment}'" in caplog.text
 
 
@@ -125,10 +125,10 @@ async def test_closing_one_session_leaves_the_escaped_tools_of_another_session_r
         first = await stack.enter_async_context(escaped(tmp_path))
         second = await stack.enter_async_context(escaped(tmp_path))
         await first.driver.end(timeout=WAIT)
-        assert is_gone(first.daemon)
-        assert not is_gone(second.daemon)
+        assert not running(first.daemon)
+        assert running(second.daemon)
         await second.driver.end(timeout=WAIT)
-        assert is_gone(second.daemon)
+        assert not running(second.daemon)
 
 
 async def test_a_stubborn_agent_and_its_escaped_tool_are_gone_soon_after_the_sigterm_grace(
@@ -138,7 +138,7 @@ async def test_a_stubborn_agent_and_its_escaped_tool_are_gone_soon_after_the_sig
         started = time.monotonic()
         closed = await escape.driver.end(timeout=WAIT)
         elapsed = time.monotonic() - started
-        assert is_gone(escape.daemon)
+        assert not running(escape.daemon)
     assert closed.payload.signal == "SIGKILL"
     assert 0.5 <= elapsed < 0.5 + KILL_MARGIN
 
@@ -154,5 +154,5 @@ async def test_the_agent_s_cgroup_is_removed_when_its_session_closes(
         assert directory.name.startswith(f"rawp-{escape.driver.session.session_id}-")
         assert directory.is_dir()
         await escape.driver.end(timeout=WAIT)
-        assert is_gone(escape.daemon)
+        assert not running(escape.daemon)
     assert not directory.exists()

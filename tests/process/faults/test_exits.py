@@ -20,7 +20,7 @@ from rawp_adapters.frames import (
     TurnEndFrame,
 )
 from rawp_adapters.testing import SessionDriver, drive, never_answer
-from tests.process.faults.fakes import fake_adapter, is_gone, the_fake_agent
+from tests.process.helpers import fake_adapter, running, the_fake_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -33,9 +33,9 @@ def only_error(driver: SessionDriver) -> AgentError:
     return errors[0].payload
 
 
-async def run_to_death(driver: SessionDriver) -> tuple[str, SessionClosed]:
-    """Prompt an agent that dies in the turn; the turn's stop reason and the close."""
-    record = await driver.prompt("go", timeout=WAIT)
+async def run_to_death(driver: SessionDriver, prompt: str) -> tuple[str, SessionClosed]:
+    """Send a prompt the agent dies in; the turn's stop reason and the close."""
+    record = await driver.prompt(prompt, timeout=WAIT)
     closed = await driver.closed(timeout=WAIT)
     return record.stop_reason, closed.payload
 
@@ -43,8 +43,8 @@ async def run_to_death(driver: SessionDriver) -> tuple[str, SessionClosed]:
 async def test_an_agent_that_exits_0_mid_turn_ends_the_turn_and_the_session(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter("exit-mid-turn", 0), workspace=tmp_path) as driver:
-        stop_reason, closed = await run_to_death(driver)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        stop_reason, closed = await run_to_death(driver, "EXIT 0")
     assert stop_reason == "end_turn"
     assert closed.reason == "agent_exit"
     assert closed.exit_code == 0
@@ -55,8 +55,8 @@ async def test_an_agent_that_exits_0_mid_turn_ends_the_turn_and_the_session(
 async def test_an_agent_that_exits_1_to_127_mid_turn_is_a_fatal_process_exit(
     tmp_path: Path, code: int
 ) -> None:
-    async with drive(fake_adapter("exit-mid-turn", code), workspace=tmp_path) as driver:
-        stop_reason, closed = await run_to_death(driver)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        stop_reason, closed = await run_to_death(driver, f"EXIT {code}")
     error = only_error(driver)
     assert stop_reason == "error"
     assert (error.severity, error.error_code, error.exit_code) == ("fatal", "PROCESS_EXIT", code)
@@ -72,8 +72,8 @@ async def test_an_agent_that_exits_1_to_127_mid_turn_is_a_fatal_process_exit(
 async def test_an_exit_code_of_128_plus_n_is_a_signal_exit_naming_signal_n(
     tmp_path: Path, code: int, name: str
 ) -> None:
-    async with drive(fake_adapter("exit-mid-turn", code), workspace=tmp_path) as driver:
-        stop_reason, closed = await run_to_death(driver)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        stop_reason, closed = await run_to_death(driver, f"EXIT {code}")
     error = only_error(driver)
     assert stop_reason == "error"
     assert (error.severity, error.error_code) == ("fatal", "SIGNAL_EXIT")
@@ -85,8 +85,8 @@ async def test_an_exit_code_of_128_plus_n_is_a_signal_exit_naming_signal_n(
 async def test_a_raw_signal_death_mid_turn_is_a_signal_exit_naming_the_signal(
     tmp_path: Path, name: str
 ) -> None:
-    async with drive(fake_adapter("signal-mid-turn", name), workspace=tmp_path) as driver:
-        stop_reason, closed = await run_to_death(driver)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        stop_reason, closed = await run_to_death(driver, f"KILL {name}")
     error = only_error(driver)
     assert stop_reason == "error"
     assert (error.severity, error.error_code, error.signal) == ("fatal", "SIGNAL_EXIT", name)
@@ -99,7 +99,7 @@ async def test_a_raw_signal_death_mid_turn_is_a_signal_exit_naming_the_signal(
 async def test_an_agent_that_exits_while_idle_reports_an_error_and_closes_the_session(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter("exit-on-usr1", 3), workspace=tmp_path) as driver:
+    async with drive(fake_adapter("--exit-on-usr1", "3"), workspace=tmp_path) as driver:
         os.kill(the_fake_agent().pid, signal.SIGUSR1)
         closed = await driver.closed(timeout=WAIT)
     error = only_error(driver)
@@ -113,7 +113,7 @@ async def test_an_agent_that_exits_while_idle_reports_an_error_and_closes_the_se
 async def test_an_agent_that_exits_0_while_idle_closes_the_session_without_an_error(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter("exit-on-usr1", 0), workspace=tmp_path) as driver:
+    async with drive(fake_adapter("--exit-on-usr1", "0"), workspace=tmp_path) as driver:
         os.kill(the_fake_agent().pid, signal.SIGUSR1)
         closed = await driver.closed(timeout=WAIT)
     assert driver.of_type(AgentErrorFrame) == []
@@ -123,7 +123,7 @@ async def test_an_agent_that_exits_0_while_idle_closes_the_session_without_an_er
 async def test_an_agent_killed_while_idle_reports_a_signal_exit_and_closes_the_session(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter("echo"), workspace=tmp_path) as driver:
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
         await driver.prompt("warm up", timeout=WAIT)
         os.kill(the_fake_agent().pid, signal.SIGKILL)
         closed = await driver.closed(timeout=WAIT)
@@ -135,12 +135,12 @@ async def test_an_agent_killed_while_idle_reports_a_signal_exit_and_closes_the_s
 async def test_an_agent_that_exits_before_ready_fails_to_spawn_with_its_stderr(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter("exit-before-ready", 2), workspace=tmp_path) as driver:
+    async with drive(fake_adapter("--exit-before-ready", "2"), workspace=tmp_path) as driver:
         closed = await driver.closed(timeout=WAIT)
     error = only_error(driver)
     assert (error.severity, error.error_code, error.exit_code) == ("fatal", "SPAWN_FAILED", 2)
     assert error.stderr_tail is not None
-    assert "cannot read its configuration" in error.stderr_tail
+    assert "No models available." in error.stderr_tail
     assert closed.payload.reason == "error"
 
 
@@ -163,9 +163,9 @@ async def test_an_agent_that_dies_with_a_dialog_open_gets_it_resolved_at_once(
     tmp_path: Path,
 ) -> None:
     # The interaction would wait a minute for an answer; the death must not wait for it.
-    adapter = fake_adapter("dialog-and-hang", interaction_timeout_ms=60_000)
+    adapter = fake_adapter(interaction_timeout_ms=60_000)
     async with drive(adapter, workspace=tmp_path, policy=never_answer) as driver:
-        start = await driver.start_prompt("run ls")
+        start = await driver.start_prompt("GATED_HANG")
         request = await driver.wait_for(InteractionRequestFrame, timeout=WAIT)
         agent = the_fake_agent()
         agent.kill()
@@ -176,16 +176,16 @@ async def test_an_agent_that_dies_with_a_dialog_open_gets_it_resolved_at_once(
     assert record.stop_reason == "error"
     assert only_error(driver).signal == "SIGKILL"
     assert closed.payload.signal == "SIGKILL"
-    assert is_gone(agent.pid)
+    assert not running(agent.pid)
     assert isinstance(driver.frames[-1], SessionClosedFrame)
 
 
 async def test_an_agent_that_floods_stderr_is_drained_and_quoted_by_its_tail(
     tmp_path: Path,
 ) -> None:
-    adapter = fake_adapter("stderr-flood", 8, stderr_tail_bytes=1024)
+    adapter = fake_adapter(stderr_tail_bytes=1024)
     async with drive(adapter, workspace=tmp_path) as driver:
-        stop_reason, _ = await run_to_death(driver)
+        stop_reason, _ = await run_to_death(driver, "STDERR_FLOOD 8")
     error = only_error(driver)
     assert stop_reason == "error"
     assert error.stderr_tail is not None

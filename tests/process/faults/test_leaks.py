@@ -11,7 +11,7 @@ import pytest
 
 from rawp_adapters.frames import SessionCapabilitiesFrame
 from rawp_adapters.testing import drive
-from tests.process.faults.fakes import fake_adapter
+from tests.process.helpers import fake_adapter
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +26,7 @@ def open_fds() -> int:
 
 
 async def open_and_close(workspace: Path) -> None:
-    async with drive(fake_adapter("echo"), workspace=workspace, timeout=15.0) as driver:
+    async with drive(fake_adapter(), workspace=workspace, timeout=15.0) as driver:
         capabilities = await driver.wait_for(SessionCapabilitiesFrame)
         assert capabilities.payload.adapter_type == "process"
         await driver.end()

@@ -10,7 +10,7 @@ import pytest
 
 from rawp_adapters.frames import AgentErrorFrame
 from rawp_adapters.testing import SessionDriver, TurnRecord, drive
-from tests.process.faults.fakes import fake_adapter
+from tests.process.helpers import fake_adapter
 
 pytestmark = pytest.mark.anyio
 
@@ -29,12 +29,12 @@ def between(driver: SessionDriver, first: TurnRecord, second: TurnRecord) -> lis
 async def test_a_turn_stays_open_while_the_agent_retries_and_ends_with_the_retrys_answer(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter("retry-then-answer"), workspace=tmp_path) as driver:
-        retried = await driver.prompt("hello", timeout=WAIT)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        retried = await driver.prompt("RETRY 1 3", timeout=WAIT)
         after = await driver.prompt("again", timeout=WAIT)
 
     assert retried.stop_reason == "end_turn"
-    assert retried.text == "attempt 0 breaks offretried: hello"
+    assert retried.text == "attempt 0 breaks offthe retry's answer"
     (warning,) = retried.of_type(AgentErrorFrame)
     assert (warning.payload.severity, warning.payload.error_code) == ("warning", "AGENT_ERROR")
     assert "retries it in 0.3 s (attempt 1/3)" in warning.payload.message
@@ -46,8 +46,8 @@ async def test_a_turn_stays_open_while_the_agent_retries_and_ends_with_the_retry
 async def test_retries_that_give_up_end_their_own_turn_with_the_final_error_and_not_the_next(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter("retries-give-up"), workspace=tmp_path) as driver:
-        failed = await driver.prompt("hello", timeout=WAIT)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        failed = await driver.prompt("RETRY 3 2", timeout=WAIT)
         after = await driver.prompt("again", timeout=WAIT)
 
     assert failed.stop_reason == "error"

@@ -13,12 +13,7 @@ import pytest
 from rawp_adapters import SessionOptions
 from rawp_adapters.frames import AgentErrorFrame
 from rawp_adapters.testing import drive
-from tests.process.faults.fakes import (
-    fake_adapter,
-    fake_agent_processes,
-    is_gone,
-    the_fake_agent,
-)
+from tests.process.helpers import fake_adapter, fake_agent_processes, running, the_fake_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +28,7 @@ async def end_and_time(
     """End a session on an agent that ignores SIGTERM and the end of its stdin; return how
     long the end took, the signal ``session.closed`` names and the agent's pid."""
     adapter = fake_adapter(
-        "ignore-sigterm", stdin_close_grace=stdin_close_grace, sigterm_grace=sigterm_grace
+        "--ignore-sigterm", stdin_close_grace=stdin_close_grace, sigterm_grace=sigterm_grace
     )
     async with drive(adapter, workspace=tmp_path) as driver:
         record = await driver.prompt("still answering?", timeout=WAIT)
@@ -49,41 +44,41 @@ async def end_and_time(
 async def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
     elapsed, signal_name, pid = await end_and_time(0.1, 0.4, tmp_path)
     assert signal_name == "SIGKILL"
-    assert is_gone(pid)
+    assert not running(pid)
     assert 0.5 <= elapsed < 0.5 + KILL_MARGIN
 
 
 async def test_the_default_sigterm_grace_is_five_seconds(tmp_path: Path) -> None:
     elapsed, signal_name, pid = await end_and_time(0.0, 5.0, tmp_path)
     assert signal_name == "SIGKILL"
-    assert is_gone(pid)
+    assert not running(pid)
     assert 5.0 <= elapsed < 5.0 + KILL_MARGIN
 
 
 async def test_ending_a_session_kills_tool_processes_in_sessions_of_their_own(
     tmp_path: Path,
 ) -> None:
-    async with drive(fake_adapter("spawn-tree"), workspace=tmp_path) as driver:
-        record = await driver.prompt("start the tools", timeout=WAIT)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        record = await driver.prompt("SPAWN", timeout=WAIT)
         pids: dict[str, int] = json.loads(record.text)
         agent = the_fake_agent()
         # Each tool leads a session of its own, so killing the agent's group misses them,
         # and the orphaned sleeper is no longer in the agent's process tree at all.
         assert sorted(pids) == ["keeper", "keeper-sleeper", "orphaner-sleeper", "sleeper"]
         assert all(os.getsid(pid) == pid != os.getsid(agent.pid) for pid in pids.values())
-        assert all(not is_gone(pid) for pid in pids.values())
+        assert all(running(pid) for pid in pids.values())
         tree = {child.pid for child in agent.children(recursive=True)}
         assert pids["orphaner-sleeper"] not in tree
         await driver.end(timeout=WAIT)
-    leftovers = {name: pid for name, pid in pids.items() if not is_gone(pid)}
+    leftovers = {name: pid for name, pid in pids.items() if running(pid)}
     assert leftovers == {}
-    assert is_gone(agent.pid)
+    assert not running(agent.pid)
 
 
 async def test_an_agent_that_never_becomes_ready_fails_to_spawn_and_is_stopped(
     tmp_path: Path,
 ) -> None:
-    adapter = fake_adapter("mute", ready_timeout=0.5, stdin_close_grace=0.1)
+    adapter = fake_adapter("--mute", ready_timeout=0.5, stdin_close_grace=0.1)
     async with drive(adapter, workspace=tmp_path) as driver:
         closed = await driver.closed(timeout=WAIT)
         errors = driver.of_type(AgentErrorFrame)
@@ -98,7 +93,7 @@ async def test_an_agent_that_stops_reading_its_stdin_cannot_stall_the_end_of_the
     tmp_path: Path,
 ) -> None:
     # A prompt far larger than the pipe's buffer blocks the adapter's write for good.
-    adapter = fake_adapter("deaf", stdin_close_grace=0.2, sigterm_grace=0.5)
+    adapter = fake_adapter("--deaf", stdin_close_grace=0.2, sigterm_grace=0.5)
     options = SessionOptions(abort_grace=0.5)
     async with drive(adapter, workspace=tmp_path, options=options) as driver:
         pid = the_fake_agent().pid
@@ -107,5 +102,5 @@ async def test_an_agent_that_stops_reading_its_stdin_cannot_stall_the_end_of_the
         closed = await driver.end(timeout=WAIT)
         elapsed = time.monotonic() - started
     assert closed.payload.reason == "explicit"
-    assert is_gone(pid)
+    assert not running(pid)
     assert elapsed < 0.5 + 0.2 + 0.5 + KILL_MARGIN

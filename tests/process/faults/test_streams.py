@@ -20,7 +20,7 @@ from rawp_adapters.frames import (
     TurnEndFrame,
 )
 from rawp_adapters.testing import assert_valid_stream, drive
-from tests.process.faults.fakes import fake_adapter
+from tests.process.helpers import fake_adapter
 
 pytestmark = pytest.mark.anyio
 
@@ -44,13 +44,13 @@ async def watch_peak_rss(peak: list[int], stop: anyio.Event) -> None:
 async def test_a_100_mb_line_is_skipped_as_too_large_and_the_session_goes_on(
     tmp_path: Path,
 ) -> None:
-    adapter = fake_adapter("huge-line", HUGE_LINE_MIB, max_line_bytes=MAX_LINE_BYTES)
+    adapter = fake_adapter(max_line_bytes=MAX_LINE_BYTES)
     baseline = psutil.Process().memory_info().rss
     peak = [baseline]
     stop = anyio.Event()
     async with drive(adapter, workspace=tmp_path) as driver, anyio.create_task_group() as tg:
         tg.start_soon(watch_peak_rss, peak, stop)
-        huge = await driver.prompt("write a huge line", timeout=WAIT)
+        huge = await driver.prompt(f"HUGE {HUGE_LINE_MIB}", timeout=WAIT)
         stop.set()
         after = await driver.prompt("and now?", timeout=WAIT)
     errors = huge.of_type(AgentErrorFrame)
@@ -68,8 +68,8 @@ async def test_a_100_mb_line_is_skipped_as_too_large_and_the_session_goes_on(
 async def test_lines_that_are_not_json_events_are_skipped_and_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with drive(fake_adapter("bad-bytes"), workspace=tmp_path) as driver:
-        record = await driver.prompt("say something odd", timeout=WAIT)
+    async with drive(fake_adapter("--banner", "1"), workspace=tmp_path) as driver:
+        record = await driver.prompt("BAD_BYTES", timeout=WAIT)
     deltas = [frame.payload.text for frame in record.of_type(TextDeltaFrame)]
     # Invalid UTF-8 inside a JSON string is replaced, not a reason to lose the event.
     assert deltas == ["bad:\ufffd\ufffd(:bytes", "still here"]
@@ -81,8 +81,8 @@ async def test_lines_that_are_not_json_events_are_skipped_and_logged(
 
 
 async def test_line_separators_inside_json_strings_arrive_intact(tmp_path: Path) -> None:
-    async with drive(fake_adapter("separators"), workspace=tmp_path) as driver:
-        record = await driver.prompt("separators", timeout=WAIT)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        record = await driver.prompt("SEPARATORS", timeout=WAIT)
     deltas = [frame.payload.text for frame in record.of_type(TextDeltaFrame)]
     assert deltas == ["raw:\u2028:\u2029:end", "escaped:\u2028:\u2029:end"]
 
@@ -91,10 +91,10 @@ Transcript = list[ClientFrame | ControlFrame]
 
 
 async def run_slow_host(
-    adapter: ProcessAdapter, workspace: Path, *, every: int, pause: float
+    adapter: ProcessAdapter, workspace: Path, text: str, *, every: int, pause: float
 ) -> Transcript:
     """Play a host that reads slowly (``pause`` seconds after every ``every`` frames),
-    allows every interaction, runs one prompt and ends the session; the transcript.
+    allows every interaction, runs the prompt ``text`` and ends the session; the transcript.
 
     Not drive(): its driver reads as fast as it can. A small frame buffer makes the
     adapter wait on this host.
@@ -103,7 +103,7 @@ async def run_slow_host(
     options = SessionOptions(frame_buffer=32)
     with anyio.fail_after(WAIT):
         async with open_session(adapter, workspace=workspace, options=options) as session:
-            prompt = session.control.prompt("go")
+            prompt = session.control.prompt(text)
             transcript.append(prompt)
             await session.send(prompt)
             async for frame in session:
@@ -129,9 +129,10 @@ def texts(transcript: Transcript) -> list[str]:
 async def test_a_flood_of_deltas_to_a_slow_host_keeps_order_and_the_dialog_flowing(
     tmp_path: Path,
 ) -> None:
-    adapter = fake_adapter("flood", FLOOD)
-    transcript = await run_slow_host(adapter, tmp_path, every=100, pause=0.001)
-    assert texts(transcript) == [f"d{i:05d} " for i in range(FLOOD)] + ["answer: True"]
+    transcript = await run_slow_host(
+        fake_adapter(), tmp_path, f"FLOOD {FLOOD}", every=100, pause=0.001
+    )
+    assert texts(transcript) == [f"d{i:05d} " for i in range(FLOOD)] + ["allowed=True"]
     requests = [frame for frame in transcript if isinstance(frame, InteractionRequestFrame)]
     assert len(requests) == 1
 
@@ -140,8 +141,9 @@ async def test_an_agent_that_crashes_after_a_burst_still_delivers_it_all_to_a_sl
     tmp_path: Path,
 ) -> None:
     # The burst sits in the pipe when the agent dies; this host needs ~3 s to read it.
-    adapter = fake_adapter("flood-then-exit", BURST)
-    transcript = await run_slow_host(adapter, tmp_path, every=1, pause=0.005)
+    transcript = await run_slow_host(
+        fake_adapter(), tmp_path, f"EXIT 1 {BURST}", every=1, pause=0.005
+    )
     assert texts(transcript) == [f"d{i:05d} " for i in range(BURST)]
     errors = [frame.payload for frame in transcript if isinstance(frame, AgentErrorFrame)]
     assert [(e.error_code, e.exit_code) for e in errors] == [("PROCESS_EXIT", 1)]
@@ -149,8 +151,9 @@ async def test_an_agent_that_crashes_after_a_burst_still_delivers_it_all_to_a_sl
 
 async def test_the_late_end_of_an_aborted_run_does_not_end_the_next_turn(tmp_path: Path) -> None:
     options = SessionOptions(abort_grace=0.3)
-    async with drive(fake_adapter("late-end"), workspace=tmp_path, options=options) as driver:
-        first = await driver.start_prompt("first")
+    adapter = fake_adapter("--terminal")
+    async with drive(adapter, workspace=tmp_path, options=options) as driver:
+        first = await driver.start_prompt("LATE_END")
         await driver.wait_for(TextDeltaFrame)
         await driver.send(driver.control.abort(first.payload.turn_id))
         aborted = await driver.wait_turn(first.payload.turn_id, timeout=WAIT)
