@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rawp_adapters import Question, SessionContext, Turn, TurnResult
 from rawp_adapters.frames import TextDelta, TextDone
-from tests.core.scripted import Script
+from rawp_adapters.testing import TurnFunction
 
 
-def asking(kind: str = "PERMISSION", *, timeout_ms: int = 30_000) -> Script:
+def asking(kind: str = "PERMISSION", *, timeout_ms: int = 30_000) -> TurnFunction:
     """Asks one ``kind`` question (SELECT offers small and large), then says
     ``decision:reason:value``."""
 

@@ -23,8 +23,7 @@ from rawp_adapters.host import (
     deny_all,
     never_answer,
 )
-from rawp_adapters.testing import assert_valid_stream
-from tests.core.scripted import Script, ScriptedAdapter
+from rawp_adapters.testing import FunctionAdapter, TurnFunction, assert_valid_stream
 from tests.host.asking import asking
 
 pytestmark = pytest.mark.anyio
@@ -40,9 +39,9 @@ class Turn:
         self.sent: list[ControlFrame] = []
         self.transcript: list[ClientFrame | ControlFrame] = []
 
-    async def run(self, workspace: Path, script: Script, policy: Policy) -> Turn:
+    async def run(self, workspace: Path, script: TurnFunction, policy: Policy) -> Turn:
         async with (
-            open_session(ScriptedAdapter(script), workspace=workspace) as session,
+            open_session(FunctionAdapter(script), workspace=workspace) as session,
             anyio.create_task_group() as tg,
         ):
 
@@ -123,7 +122,7 @@ async def test_a_question_resolved_without_the_policy_stops_being_asked(tmp_path
             stopped.set()
         raise AssertionError("never answered")
 
-    adapter = ScriptedAdapter(asking(timeout_ms=50))
+    adapter = FunctionAdapter(asking(timeout_ms=50))
     async with (
         open_session(adapter, workspace=tmp_path) as session,
         anyio.create_task_group() as tg,
@@ -149,7 +148,7 @@ async def test_every_frame_reaches_on_frame_in_order_up_to_session_closed(
 
 async def test_answer_says_whether_a_reply_was_sent(tmp_path: Path) -> None:
     request = InteractionRequest(interaction_id="i1", interaction_type="CONFIRM", timeout_ms=1000)
-    async with open_session(ScriptedAdapter(), workspace=tmp_path) as session:
+    async with open_session(FunctionAdapter(), workspace=tmp_path) as session:
         assert not await answer(session, request, never_answer)
         assert await answer(session, request, deny_all)  # unknown: reported, but sent
         await session.close()

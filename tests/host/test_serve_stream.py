@@ -14,8 +14,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from rawp_adapters import LineFramer, SessionContext, Turn, TurnResult, open_session
 from rawp_adapters.frames import TextDelta
 from rawp_adapters.host import serve_stream
-from rawp_adapters.testing import assert_valid_stream
-from tests.core.scripted import ScriptedAdapter
+from rawp_adapters.testing import FunctionAdapter, assert_valid_stream
 from tests.host.asking import asking
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +57,7 @@ class Master:
 async def test_a_master_on_a_tcp_socket_runs_a_prompt_and_ending_its_input_ends_the_session(
     tmp_path: Path,
 ) -> None:
-    adapter = ScriptedAdapter(asking())
+    adapter = FunctionAdapter(asking())
     served: list[bool] = []
     async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
         [socket_listener] = listener.listeners
@@ -156,7 +155,7 @@ async def test_frames_queued_while_a_write_runs_go_out_together_each_line_whole(
     output = Output(gate=flooded)
     feed, lines = anyio.create_memory_object_stream[bytes](1)
     async with (
-        open_session(ScriptedAdapter(flood), workspace=tmp_path) as session,
+        open_session(FunctionAdapter(flood), workspace=tmp_path) as session,
         anyio.create_task_group() as tg,
     ):
 
@@ -177,7 +176,7 @@ async def test_frames_queued_while_a_write_runs_go_out_together_each_line_whole(
 
 
 async def test_a_broken_output_ends_the_session_and_serve_stream_says_so(tmp_path: Path) -> None:
-    adapter = ScriptedAdapter()
+    adapter = FunctionAdapter()
     feed, lines = anyio.create_memory_object_stream[bytes](1)
     async with feed, open_session(adapter, workspace=tmp_path) as session:
         with anyio.fail_after(WAIT):
