@@ -168,7 +168,7 @@ class FunctionAdapter(Adapter):
         self._compact = compact
         self._switch_mode = switch_mode
         self._agent_info = agent_info
-        self._running: anyio.CancelScope | None = None
+        self._running: tuple[str, anyio.CancelScope] | None = None
         self.ctx: SessionContext | None = None
         """The session's context, once started."""
         self.prompts: list[Turn] = []
@@ -196,9 +196,13 @@ class FunctionAdapter(Adapter):
     async def prompt(self, turn: Turn) -> TurnResult:
         assert self.ctx is not None, "prompt() before start()"
         self.prompts.append(turn)
-        if self.abort_event.is_set():
+        aborted_already = turn.turn_id in self.aborted  # before this call even began
+        if self.abort_event.is_set() and not aborted_already:
             self.abort_event = anyio.Event()
-        with anyio.CancelScope() as self._running:
+        with anyio.CancelScope() as scope:
+            self._running = (turn.turn_id, scope)
+            if aborted_already and self._abort_mode == "cancel":
+                scope.cancel()
             return await self.function(turn, self.ctx)
         return TurnResult(stop_reason="cancelled")  # the scope was cancelled by abort()
 
@@ -206,7 +210,9 @@ class FunctionAdapter(Adapter):
         self.aborted.append(turn.turn_id)
         self.abort_event.set()
         if self._abort_mode == "cancel" and self._running is not None:
-            self._running.cancel()
+            running_turn_id, scope = self._running
+            if running_turn_id == turn.turn_id:
+                scope.cancel()
 
     async def compact(self, custom_instructions: str | None) -> None:
         if self._compact is None:
