@@ -1,20 +1,14 @@
-"""Scripted agents for the CLI tests: run in-process through ScriptedAdapter, or in a
+"""Scripted agents for the CLI tests: run in-process through FunctionAdapter, or in a
 ``rawp-adapters`` subprocess through :class:`PluginAdapter`, which a test registers
 for that subprocess only (see ``conftest.plugin_env``)."""
 
 from __future__ import annotations
 
 import sys
-from typing import ClassVar, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
-from rawp_adapters import (
-    AdapterSettings,
-    AgentFailure,
-    Question,
-    SessionContext,
-    Turn,
-    TurnResult,
-)
+from rawp_adapters import AdapterSettings, AgentFailure, SessionContext, Turn, TurnResult
 from rawp_adapters.frames import (
     Features,
     TextDelta,
@@ -24,43 +18,26 @@ from rawp_adapters.frames import (
     ToolInvokeRequest,
     ToolInvokeResult,
 )
-from tests.core.scripted import Script, ScriptedAdapter, say_hello
+from rawp_adapters.testing import FunctionAdapter, TurnFunction, ask_permission, say, stall
 
 NOTES = "notes.txt"
 PERMISSION_TIMEOUT_MS = 30_000
 """Long on purpose: a test that sees ``timeout`` sooner proves the CLI sent it."""
 
 
-async def ask_to_write(turn: Turn, ctx: SessionContext) -> TurnResult:
-    """Asks PERMISSION for write_file; writes notes.txt only when allowed and reports
-    the outcome's reason in the tool result."""
-    tool_input = {"path": NOTES, "content": "hi"}
-    await ctx.emit(
-        ToolInvokeRequest(
-            invocation_id="call-1", tool_name="write_file", input=tool_input, turn_id=turn.turn_id
-        )
-    )
-    outcome = await ctx.interact(
-        Question.permission(
-            "write_file",
-            tool_input=tool_input,
-            tool_call_id="call-1",
-            turn_id=turn.turn_id,
-            timeout_ms=PERMISSION_TIMEOUT_MS,
-        )
-    )
-    if outcome.allowed:
-        (ctx.workspace / NOTES).write_text("hi")
-    await ctx.emit(
-        ToolInvokeResult(
-            invocation_id="call-1",
-            output_type="text",
-            output=f"wrote {NOTES}" if outcome.allowed else f"not allowed ({outcome.reason})",
-            is_error=not outcome.allowed,
-            turn_id=turn.turn_id,
-        )
-    )
-    return TurnResult()
+async def write_notes(tool_input: Mapping[str, Any], ctx: SessionContext) -> str:
+    (ctx.workspace / NOTES).write_text("hi")
+    return f"wrote {NOTES}"
+
+
+ask_to_write = ask_permission(
+    "write_file",
+    {"path": NOTES, "content": "hi"},
+    timeout_ms=PERMISSION_TIMEOUT_MS,
+    run=write_notes,
+)
+"""Asks PERMISSION for write_file; writes notes.txt only when allowed and reports the
+outcome's reason in the tool result."""
 
 
 async def think_then_answer(turn: Turn, ctx: SessionContext) -> TurnResult:
@@ -89,7 +66,7 @@ async def fail(turn: Turn, ctx: SessionContext) -> TurnResult:
 async def print_to_stdout(turn: Turn, ctx: SessionContext) -> TurnResult:
     print("stray output that is not a frame")
     sys.stdout.flush()
-    return await say_hello(turn, ctx)
+    return await say("Hel", "lo")(turn, ctx)
 
 
 async def say_a_lone_surrogate(turn: Turn, ctx: SessionContext) -> TurnResult:
@@ -109,14 +86,15 @@ async def flood(turn: Turn, ctx: SessionContext) -> TurnResult:
     return TurnResult()
 
 
-SCRIPTS: dict[str, Script] = {
-    "hello": say_hello,
+SCRIPTS: dict[str, TurnFunction] = {
+    "hello": say("Hel", "lo"),
     "ask": ask_to_write,
     "think": think_then_answer,
     "fail": fail,
     "print": print_to_stdout,
     "flood": flood,
     "surrogate": say_a_lone_surrogate,
+    "wait_for_abort": stall("Working"),
 }
 
 
@@ -126,21 +104,17 @@ class PluginSettings(AdapterSettings):
     ] = "hello"
 
 
-class PluginAdapter(ScriptedAdapter):
-    """A ScriptedAdapter built from settings, as an installed adapter is."""
+class PluginAdapter(FunctionAdapter):
+    """A FunctionAdapter built from settings, as an installed adapter is; an abort
+    cancels the running script."""
 
     adapter_type: ClassVar[str] = "scripted-cli"
     settings_model: ClassVar[type[AdapterSettings]] = PluginSettings
 
-    def __init__(self, settings: AdapterSettings, *, single_turn_process: bool = False) -> None:
+    def __init__(self, settings: AdapterSettings) -> None:
         assert isinstance(settings, PluginSettings)
-        name = settings.script
         super().__init__(
-            self._wait_for_abort if name == "wait_for_abort" else SCRIPTS[name],
+            SCRIPTS[settings.script],
             features=Features(adapter_type="scripted-cli", abort=True, permission_requests=True),
+            abort="cancel",
         )
-
-    async def _wait_for_abort(self, turn: Turn, ctx: SessionContext) -> TurnResult:
-        await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text="Working"))
-        await self.abort_event.wait()
-        return TurnResult(stop_reason="cancelled")

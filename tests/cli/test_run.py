@@ -19,8 +19,8 @@ from rawp_adapters.cli._run import run_prompt
 from rawp_adapters.cli._threads import daemon_worker
 from rawp_adapters.frames import TextDelta
 from rawp_adapters.host import Policy
+from rawp_adapters.testing import FunctionAdapter, TurnFunction
 from tests.cli.agents import NOTES, ask_to_write, fail, think_then_answer
-from tests.core.scripted import Script, ScriptedAdapter
 
 pytestmark = pytest.mark.anyio
 
@@ -39,12 +39,12 @@ def silent_stdin() -> Iterator[TextIO]:
 
 async def run(
     workspace: Path,
-    script: Script,
+    script: TurnFunction,
     *,
     stdin: TextIO | None = None,
     limit: float = 20.0,
     fixed: bool | None = None,
-    adapter: ScriptedAdapter | None = None,
+    adapter: FunctionAdapter | None = None,
 ) -> tuple[int, str]:
     out = io.StringIO()
     console = Console(out, styled=False)
@@ -57,7 +57,7 @@ async def run(
             policy = FixedAnswers(console, allow=fixed)
         with anyio.fail_after(20):
             code = await run_prompt(
-                adapter or ScriptedAdapter(script),
+                adapter or FunctionAdapter(script),
                 "go",
                 workspace=workspace,
                 show=TerminalView(console).show,
@@ -154,7 +154,7 @@ async def test_a_failed_turn_shows_the_error_and_exits_1(tmp_path: Path) -> None
 
 
 async def test_an_agent_that_cannot_start_exits_1_saying_why(tmp_path: Path) -> None:
-    adapter = ScriptedAdapter(start_error=StartFailed.of("no such binary: omp"))
+    adapter = FunctionAdapter(start_error=StartFailed.of("no such binary: omp"))
     code, shown = await run(tmp_path, ask_to_write, adapter=adapter)
     assert code == 1
     assert shown.startswith("error [SPAWN_FAILED]: no such binary: omp\n")

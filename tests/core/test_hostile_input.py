@@ -28,8 +28,8 @@ from rawp_adapters.frames import (
     TextDelta,
     TextDeltaFrame,
 )
+from rawp_adapters.testing import FunctionAdapter as ScriptedAdapter
 from rawp_adapters.testing import assert_valid_stream, drive, never_answer
-from tests.core.scripted import ScriptedAdapter
 
 pytestmark = pytest.mark.anyio
 

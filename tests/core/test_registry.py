@@ -16,15 +16,15 @@ from rawp_adapters import (
     installed_adapters,
 )
 from rawp_adapters.plugins import load_adapter_class
-from tests.core.scripted import ScriptedAdapter
+from rawp_adapters.testing import FunctionAdapter
 
 
 @pytest.fixture
 def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
     points = {
-        "scripted": EntryPoint("scripted", "tests.core.scripted:ScriptedAdapter", "x"),
+        "scripted": EntryPoint("scripted", "rawp_adapters.testing:FunctionAdapter", "x"),
         "broken": EntryPoint("broken", "tests.core.no_such_module:Nope", "x"),
-        "notanadapter": EntryPoint("notanadapter", "tests.core.scripted:say_hello", "x"),
+        "notanadapter": EntryPoint("notanadapter", "rawp_adapters.testing:say", "x"),
     }
     monkeypatch.setattr(_registry, "_entry_points", lambda: points)
 
@@ -39,7 +39,7 @@ def test_the_built_in_adapters_are_registered_as_plugins() -> None:
 
 @pytest.mark.usefixtures("fake_entry_points")
 def test_an_adapter_loads_by_its_type() -> None:
-    assert load_adapter_class("scripted") is ScriptedAdapter
+    assert load_adapter_class("scripted") is FunctionAdapter
 
 
 @pytest.mark.usefixtures("fake_entry_points")

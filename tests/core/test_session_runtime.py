@@ -25,7 +25,6 @@ from rawp_adapters import (
 from rawp_adapters.frames import (
     AgentError,
     AgentErrorFrame,
-    Features,
     InteractionRequestFrame,
     SessionClosedFrame,
     SessionErrorFrame,
@@ -36,8 +35,7 @@ from rawp_adapters.frames import (
     ToolInvokeResultFrame,
     TurnEndFrame,
 )
-from rawp_adapters.testing import Reply, allow_all, drive, never_answer
-from tests.core.scripted import ScriptedAdapter, say_hello
+from rawp_adapters.testing import FunctionAdapter, Reply, allow_all, drive, never_answer, say, stall
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +56,7 @@ class Gate:
 
 
 async def test_capabilities_come_first_and_state_is_idle_when_ready(tmp_path: Path) -> None:
-    async with drive(ScriptedAdapter(), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(), workspace=tmp_path) as d:
         await d.wait_for("agent.state.changed")
         assert d.frames[0].type == "session.capabilities"
         assert d.frames[0].seq == 1
@@ -69,7 +67,7 @@ async def test_a_second_prompt_during_a_turn_is_rejected_and_not_passed_on(
     tmp_path: Path,
 ) -> None:
     gate = Gate()
-    adapter = ScriptedAdapter(gate)
+    adapter = FunctionAdapter(gate)
     async with drive(adapter, workspace=tmp_path) as d:
         start = await d.start_prompt("first")
         await gate.entered.wait()
@@ -92,7 +90,7 @@ async def test_an_adapter_that_raises_mid_turn_gets_an_error_then_exactly_one_tu
         await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text="partial"))
         raise RuntimeError("boom")
 
-    async with drive(ScriptedAdapter(explode), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(explode), workspace=tmp_path) as d:
         turn = await d.prompt("go")
         assert turn.stop_reason == "error"
         assert turn.text == "partial", "frames before the crash are not lost"
@@ -100,7 +98,7 @@ async def test_an_adapter_that_raises_mid_turn_gets_an_error_then_exactly_one_tu
         assert types.index("agent.error") < types.index("session.turn.end")
         (error,) = turn.of_type("agent.error")
         assert "boom" in error.payload.message
-        d.session.adapter.script = say_hello  # type: ignore[attr-defined]
+        d.session.adapter.function = say("Hello")  # type: ignore[attr-defined]
         assert (await d.prompt("again")).stop_reason == "end_turn", "the session goes on"
     assert len(d.of_type("session.turn.end")) == 2
 
@@ -109,7 +107,7 @@ async def test_an_agent_failure_is_reported_as_given_before_the_turn_end(tmp_pat
     async def fail(turn: Turn, ctx: SessionContext) -> TurnResult:
         raise AgentFailure.of("provider said no", code="AGENT_ERROR")
 
-    async with drive(ScriptedAdapter(fail), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(fail), workspace=tmp_path) as d:
         turn = await d.prompt("go")
         assert turn.stop_reason == "error"
         (error,) = turn.of_type("agent.error")
@@ -119,11 +117,7 @@ async def test_an_agent_failure_is_reported_as_given_before_the_turn_end(tmp_pat
 async def test_a_turn_that_ignores_abort_is_ended_as_cancelled_after_the_grace(
     tmp_path: Path,
 ) -> None:
-    async def hang(turn: Turn, ctx: SessionContext) -> TurnResult:
-        await anyio.sleep_forever()  # ignores the abort request
-        raise AssertionError("unreachable")
-
-    adapter = ScriptedAdapter(hang)
+    adapter = FunctionAdapter(stall())  # ignores the abort request
     async with drive(adapter, workspace=tmp_path, options=FAST, timeout=5) as d:
         start = await d.start_prompt("hang")
         await d.send(d.control.abort(start.payload.turn_id))
@@ -137,13 +131,13 @@ async def test_a_turn_that_ignores_abort_is_ended_as_cancelled_after_the_grace(
 async def test_a_turn_that_winds_down_after_an_abort_ends_cancelled(
     tmp_path: Path, adapter_says: StopReason
 ) -> None:
-    adapter = ScriptedAdapter()
+    adapter = FunctionAdapter()
 
     async def until_aborted(turn: Turn, ctx: SessionContext) -> TurnResult:
         await adapter.abort_event.wait()
         return TurnResult(stop_reason=adapter_says)
 
-    adapter.script = until_aborted
+    adapter.function = until_aborted
     async with drive(adapter, workspace=tmp_path) as d:
         start = await d.start_prompt("long")
         await d.send(d.control.abort())
@@ -154,7 +148,7 @@ async def test_ending_the_session_mid_turn_ends_the_turn_before_session_closed(
     tmp_path: Path,
 ) -> None:
     gate = Gate()
-    adapter = ScriptedAdapter(gate)
+    adapter = FunctionAdapter(gate)
     async with drive(adapter, workspace=tmp_path, options=FAST) as d:
         start = await d.start_prompt("long")
         await gate.entered.wait()
@@ -173,7 +167,7 @@ async def test_an_agent_that_dies_mid_turn_gives_error_turn_end_and_closed_in_or
     tmp_path: Path,
 ) -> None:
     gate = Gate()
-    adapter = ScriptedAdapter(gate)
+    adapter = FunctionAdapter(gate)
     async with drive(adapter, workspace=tmp_path) as d:
         await d.start_prompt("long")
         await gate.entered.wait()
@@ -196,7 +190,7 @@ async def test_an_agent_that_dies_mid_turn_gives_error_turn_end_and_closed_in_or
 async def test_an_agent_that_dies_while_idle_still_reports_the_error_and_closes(
     tmp_path: Path,
 ) -> None:
-    adapter = ScriptedAdapter()
+    adapter = FunctionAdapter()
     async with drive(adapter, workspace=tmp_path) as d:
         await d.wait_for("agent.state.changed")
         assert adapter.ctx is not None
@@ -215,7 +209,7 @@ async def test_an_agent_that_dies_while_idle_still_reports_the_error_and_closes(
 async def test_an_agent_that_cannot_start_reports_capabilities_error_and_closed(
     tmp_path: Path,
 ) -> None:
-    adapter = ScriptedAdapter(start_error=StartFailed.of("no such binary: xcsh"))
+    adapter = FunctionAdapter(start_error=StartFailed.of("no such binary: xcsh"))
     async with drive(adapter, workspace=tmp_path) as d:
         closed = await d.closed()
         assert closed.payload.reason == "error"
@@ -254,7 +248,7 @@ class Asker:
 
 async def test_an_interaction_nobody_answers_is_denied_at_its_deadline(tmp_path: Path) -> None:
     asker = Asker(timeout_ms=50)
-    async with drive(ScriptedAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
+    async with drive(FunctionAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
         turn = await d.prompt("ask")
         request = turn.of_type("agent.interaction.request")[0]
         assert request.payload.timeout_ms == 50
@@ -265,21 +259,21 @@ async def test_an_interaction_nobody_answers_is_denied_at_its_deadline(tmp_path:
 async def test_a_master_timeout_frame_denies_the_interaction(tmp_path: Path) -> None:
     asker = Asker()
     policy = lambda _request: Reply(timeout=True)  # noqa: E731
-    async with drive(ScriptedAdapter(asker), workspace=tmp_path, policy=policy) as d:
+    async with drive(FunctionAdapter(asker), workspace=tmp_path, policy=policy) as d:
         await d.prompt("ask")
     assert asker.outcomes == [InteractionOutcome(decision="deny", reason="timeout")]
 
 
 async def test_an_explicit_allow_allows(tmp_path: Path) -> None:
     asker = Asker()
-    async with drive(ScriptedAdapter(asker), workspace=tmp_path, policy=allow_all) as d:
+    async with drive(FunctionAdapter(asker), workspace=tmp_path, policy=allow_all) as d:
         await d.prompt("ask")
     assert [o.allowed for o in asker.outcomes] == [True]
 
 
 async def test_a_late_answer_is_ignored_and_reported_as_unknown(tmp_path: Path) -> None:
     asker = Asker(timeout_ms=20)
-    async with drive(ScriptedAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
+    async with drive(FunctionAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
         turn = await d.prompt("ask")
         request = turn.of_type("agent.interaction.request")[0]
         mark = len(d.frames)
@@ -292,7 +286,7 @@ async def test_a_late_answer_is_ignored_and_reported_as_unknown(tmp_path: Path) 
 
 
 async def test_an_answer_to_an_interaction_that_never_existed_is_reported(tmp_path: Path) -> None:
-    async with drive(ScriptedAdapter(), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(), workspace=tmp_path) as d:
         await d.send(d.control.allow("no-such-interaction"))
         error = await d.wait_for(SessionErrorFrame)
         assert error.payload.error_code == "UNKNOWN_INTERACTION"
@@ -300,7 +294,7 @@ async def test_an_answer_to_an_interaction_that_never_existed_is_reported(tmp_pa
 
 async def test_a_malformed_answer_denies_the_interaction_and_is_reported(tmp_path: Path) -> None:
     asker = Asker()
-    async with drive(ScriptedAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
+    async with drive(FunctionAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
         start = await d.start_prompt("ask")
         request = await d.wait_for(InteractionRequestFrame)
         line = d.control.allow(request.payload.interaction_id).model_dump_json()
@@ -315,7 +309,7 @@ async def test_parallel_interactions_answered_in_reverse_order_each_get_their_an
     tmp_path: Path,
 ) -> None:
     asker = Asker(count=2)
-    async with drive(ScriptedAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
+    async with drive(FunctionAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
         start = await d.start_prompt("ask twice")
         first, second = await d.wait_count("agent.interaction.request", 2)
         await d.send(d.control.deny(second.payload.interaction_id))
@@ -329,7 +323,7 @@ async def test_parallel_interactions_answered_in_reverse_order_each_get_their_an
 
 async def test_aborting_a_turn_denies_its_pending_interactions(tmp_path: Path) -> None:
     asker = Asker()
-    async with drive(ScriptedAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
+    async with drive(FunctionAdapter(asker), workspace=tmp_path, policy=never_answer) as d:
         start = await d.start_prompt("ask")
         await d.wait_for(InteractionRequestFrame)
         await d.send(d.control.abort())
@@ -340,7 +334,7 @@ async def test_aborting_a_turn_denies_its_pending_interactions(tmp_path: Path) -
 async def test_closing_the_session_denies_every_pending_interaction(tmp_path: Path) -> None:
     asker = Asker(count=3)
     async with drive(
-        ScriptedAdapter(asker), workspace=tmp_path, policy=never_answer, options=FAST
+        FunctionAdapter(asker), workspace=tmp_path, policy=never_answer, options=FAST
     ) as d:
         await d.start_prompt("ask")
         await d.wait_count("agent.interaction.request", 3)
@@ -352,7 +346,7 @@ async def test_closing_the_session_denies_every_pending_interaction(tmp_path: Pa
 async def test_compaction_and_mode_switch_are_answered_unsupported_when_the_agent_cannot(
     tmp_path: Path,
 ) -> None:
-    async with drive(ScriptedAdapter(), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(), workspace=tmp_path) as d:
         await d.send(d.control.compact())
         await d.send(d.control.switch_mode("plan"))
         errors = await d.wait_count("session.error", 2)
@@ -361,7 +355,10 @@ async def test_compaction_and_mode_switch_are_answered_unsupported_when_the_agen
 
 
 async def test_compaction_reaches_an_agent_that_supports_it(tmp_path: Path) -> None:
-    adapter = ScriptedAdapter(features=Features(adapter_type="scripted", context_compaction=True))
+    async def compact(instructions: str | None, ctx: SessionContext) -> None:
+        pass
+
+    adapter = FunctionAdapter(compact=compact)
     async with drive(adapter, workspace=tmp_path) as d:
         await d.send(d.control.compact("keep the plan"))
         compacting = await d.wait_for(
@@ -372,11 +369,11 @@ async def test_compaction_reaches_an_agent_that_supports_it(tmp_path: Path) -> N
             where=lambda f: f.payload.state == "idle",
             after=d.frames.index(compacting),
         )
-    assert adapter.compacted == ["keep the plan"]
+    assert adapter.compactions == ["keep the plan"]
 
 
 async def test_an_abort_with_no_turn_running_is_answered_no_active_turn(tmp_path: Path) -> None:
-    async with drive(ScriptedAdapter(), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(), workspace=tmp_path) as d:
         await d.send(d.control.abort())
         error = await d.wait_for(SessionErrorFrame)
         assert error.payload.error_code == "NO_ACTIVE_TURN"
@@ -393,7 +390,7 @@ async def test_an_abort_with_no_turn_running_is_answered_no_active_turn(tmp_path
 async def test_bad_control_lines_get_invalid_frame_and_the_session_goes_on(
     tmp_path: Path, line: str
 ) -> None:
-    async with drive(ScriptedAdapter(), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(), workspace=tmp_path) as d:
         await d.session.send_line(line)
         error = await d.wait_for(SessionErrorFrame)
         assert error.payload.error_code == "INVALID_FRAME"
@@ -402,7 +399,7 @@ async def test_bad_control_lines_get_invalid_frame_and_the_session_goes_on(
 
 
 async def test_a_client_frame_sent_to_the_session_is_rejected(tmp_path: Path) -> None:
-    async with drive(ScriptedAdapter(), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(), workspace=tmp_path) as d:
         caps = await d.wait_for("session.capabilities")
         await d.session.send_line(caps.model_dump_json())
         error = await d.wait_for(SessionErrorFrame)
@@ -410,7 +407,7 @@ async def test_a_client_frame_sent_to_the_session_is_rejected(tmp_path: Path) ->
 
 
 async def test_a_control_frame_for_another_session_is_rejected(tmp_path: Path) -> None:
-    adapter = ScriptedAdapter()
+    adapter = FunctionAdapter()
     async with drive(adapter, workspace=tmp_path) as d:
         frame = d.control.prompt("hi").model_copy(update={"session_id": "someone-else"})
         await d.send(frame)
@@ -420,7 +417,7 @@ async def test_a_control_frame_for_another_session_is_rejected(tmp_path: Path) -
 
 
 async def test_an_unknown_control_type_is_skipped_quietly(tmp_path: Path) -> None:
-    async with drive(ScriptedAdapter(), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(), workspace=tmp_path) as d:
         frame = d.control.end().model_dump()
         frame.update(type="control.future.thing", payload={"x": 1})
         await d.session.send_line(json.dumps(frame))
@@ -429,14 +426,14 @@ async def test_an_unknown_control_type_is_skipped_quietly(tmp_path: Path) -> Non
 
 
 async def test_sending_to_a_closed_session_raises(tmp_path: Path) -> None:
-    async with open_session(ScriptedAdapter(), workspace=tmp_path) as session:
+    async with open_session(FunctionAdapter(), workspace=tmp_path) as session:
         await session.close()
         with pytest.raises(SessionClosedError):
             await session.send(session.control.prompt("too late"))
 
 
 async def test_frames_of_a_finished_turn_are_dropped(tmp_path: Path) -> None:
-    adapter = ScriptedAdapter()
+    adapter = FunctionAdapter()
     async with drive(adapter, workspace=tmp_path) as d:
         turn = await d.prompt("hi")
         assert adapter.ctx is not None
@@ -460,7 +457,7 @@ async def test_a_tool_call_still_running_when_its_turn_ends_gets_an_error_result
         )
         raise RuntimeError("died while c2 ran")
 
-    async with drive(ScriptedAdapter(crash_mid_tool), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(crash_mid_tool), workspace=tmp_path) as d:
         turn = await d.prompt("run tools")
     types = [f.type for f in turn.frames if f.type != "agent.state.changed"]
     assert types[-3:] == ["tool.invoke.result", "agent.error", "session.turn.end"]
@@ -479,7 +476,7 @@ async def test_a_slow_host_loses_nothing_and_seq_stays_contiguous(tmp_path: Path
         return TurnResult()
 
     options = SessionOptions(frame_buffer=8)
-    async with open_session(ScriptedAdapter(flood), workspace=tmp_path, options=options) as s:
+    async with open_session(FunctionAdapter(flood), workspace=tmp_path, options=options) as s:
         await s.send(s.control.prompt("flood"))
         received = []
         async for frame in s:
@@ -498,8 +495,8 @@ async def test_a_slow_host_loses_nothing_and_seq_stays_contiguous(tmp_path: Path
 
 async def test_the_workspace_must_be_an_existing_absolute_directory(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="absolute directory"):
-        async with open_session(ScriptedAdapter(), workspace="relative/dir"):
+        async with open_session(FunctionAdapter(), workspace="relative/dir"):
             pass
     with pytest.raises(ValueError, match="absolute directory"):
-        async with open_session(ScriptedAdapter(), workspace=tmp_path / "missing"):
+        async with open_session(FunctionAdapter(), workspace=tmp_path / "missing"):
             pass

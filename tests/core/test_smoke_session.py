@@ -4,14 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from rawp_adapters.testing import drive
-from tests.core.scripted import ScriptedAdapter
+from rawp_adapters.testing import FunctionAdapter, drive
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_a_prompt_streams_text_between_turn_start_and_end(tmp_path: Path) -> None:
-    async with drive(ScriptedAdapter(), workspace=tmp_path) as d:
+    async with drive(FunctionAdapter(), workspace=tmp_path) as d:
         turn = await d.prompt("hi")
         assert turn.text == "Hello"
         assert turn.stop_reason == "end_turn"
