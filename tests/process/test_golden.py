@@ -90,9 +90,11 @@ def test_a_real_transcript_keeps_text_and_tool_calls_consistent(name: str) -> No
             started.add(entry["invocation_id"])
         elif kind == ToolInvokeResult.__name__:
             finished.add(entry["invocation_id"])
-    assert set(deltas) <= set(done)
+    # A block cut short by an abort or a failure is closed by the session runtime.
+    wound_down = {f"turn-{n}" for n, e in enumerate(outcomes, 1) if e["outcome"] != "end_turn"}
+    assert {key for key in deltas if key[0] not in wound_down} <= set(done)
     for key, text in deltas.items():
-        assert done[key] == text, key
+        assert done.get(key, text) == text, key
     assert started == finished
 
 

@@ -150,11 +150,18 @@ def test_empty_deltas_are_not_sent(translator: Translator) -> None:
     assert feed(translator, update("text_delta", delta="")) == []
 
 
-def test_a_message_cut_short_still_ends_its_open_blocks(translator: Translator) -> None:
+def test_a_message_cut_short_leaves_its_open_blocks_to_the_runtime(
+    translator: Translator,
+) -> None:
+    """The session runtime closes what a turn left open, for every adapter (see
+    tests/core/test_turn_end_closes.py); the translator only translates."""
     feed(translator, update("text_delta", delta="tick "), update("text_delta", delta="tock"))
     out = feed(translator, message_end("aborted", errorMessage="Request was aborted"))
-    assert out == [TextDone(turn_id=TURN, index=0, text="tick tock")]
+    assert out == []
     assert translator.finish_turn().stop_reason == "cancelled"
+    translator.begin_turn("turn-2")
+    out = feed(translator, update("text_delta", delta="x"))
+    assert out == [TextDelta(turn_id="turn-2", index=0, text="x")], "a new message starts at 0"
 
 
 def test_usage_is_summed_over_the_turns_assistant_messages(translator: Translator) -> None:
@@ -482,6 +489,7 @@ def test_a_run_that_outlives_its_aborted_turn_does_not_count_for_the_next(
         translator,
         {"type": "agent_start"},
         update("text_delta", delta="new"),
+        update("text_end", content="new"),
         message_end("stop", (1, 2)),
         {"type": "agent_end", "isTerminal": True, "messages": []},
     )

@@ -382,13 +382,11 @@ class Translator:
             return []
         self._assistant_ends_in_run += 1
         self._note_assistant(message)
-        turn_id = self._turn_id
-        blocks, self._blocks = self._blocks, {}
-        if turn_id is None:
-            return []
-        self._usage.add(message)
-        # Blocks cut short (an abort) still get their done frame, with the text so far.
-        return [_done(turn_id, block, "".join(block.parts)) for block in blocks.values()]
+        # A block cut short (an abort) is closed by the session runtime at turn end.
+        self._blocks = {}
+        if self._turn_id is not None:
+            self._usage.add(message)
+        return []
 
     def _note_assistant(self, message: MessageInfo) -> None:
         self._stop = message.stopReason
