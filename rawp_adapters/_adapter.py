@@ -256,6 +256,12 @@ class Adapter(ABC, Generic[SettingsT]):
         """The agent's name and version, when known (read after :meth:`start`)."""
         return None
 
+    @property
+    def notices(self) -> list[str]:
+        """What a person starting this agent should know first, e.g. what it is given
+        (``rawp-adapters run`` shows them before the session starts)."""
+        return []
+
     @abstractmethod
     async def start(self, ctx: SessionContext) -> None:
         """Start the agent and return once it is ready. Raise ``StartFailed`` if it cannot."""

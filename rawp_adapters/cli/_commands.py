@@ -116,6 +116,9 @@ def run_command(
     console = Console.for_stream(sys.stderr if jsonl else sys.stdout)
     view: FrameView = JsonlView(sys.stdout.buffer) if jsonl else TerminalView(console)
 
+    for notice in adapter.notices:
+        console.line(f"note: {notice}", YELLOW)
+
     async def main() -> int:
         async with daemon_worker("rawp-stdin") as worker:
             policy: Policy

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -14,6 +15,7 @@ from rawp_adapters import LineFramer, decode_frame
 from rawp_adapters.frames import TurnEndFrame
 from rawp_adapters.testing import assert_valid_stream
 from tests.cli.conftest import CLI, REPO_ROOT, WAIT, frames_of, run_cli
+from tests.process.helpers import fake_command
 
 DEMO_FILE = "rawp-demo.txt"
 FAST = ("--setting", 'core_options={"delay_ms": 0}')
@@ -135,3 +137,20 @@ def test_an_sdk_core_given_by_import_path_needs_the_explicit_flag(tmp_path: Path
     assert message.count("\n") == 1
     allowed = run_cli("run", *core, "--allow-import-path", "--no", "hi", cwd=tmp_path)
     assert allowed.returncode == 0, allowed.stderr
+
+
+def test_run_says_when_the_agent_gets_the_whole_environment(tmp_path: Path) -> None:
+    command = json.dumps(fake_command())
+    inherit = run_cli(
+        "run", "--adapter", "process", "--setting", f"command={command}", "--no", "hi",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert inherit.returncode == 0, inherit.stderr
+    assert "note: the agent gets this shell's whole environment" in inherit.stdout.decode()
+    allowlist = run_cli(
+        "run", "--adapter", "process", "--setting", f"command={command}",
+        "--setting", "env_policy=allowlist", "--no", "hi",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert allowlist.returncode == 0, allowlist.stderr
+    assert "whole environment" not in allowlist.stdout.decode()

@@ -64,6 +64,16 @@ class ProcessAdapter(Adapter[ProcessSettings]):
         )
 
     @property
+    def notices(self) -> list[str]:
+        if self.settings.env_policy != "inherit":
+            return []
+        return [
+            "the agent gets this shell's whole environment, secrets included "
+            "(env_policy=inherit); --setting env_policy=allowlist passes only "
+            f"{', '.join(self.settings.env_allowlist)} and the variables named in `env`"
+        ]
+
+    @property
     def agent_info(self) -> AgentInfo:
         version = self._agent.version if isinstance(self._agent, RpcAgent) else None
         return AgentInfo(name=agent_name(self.settings), version=version)
