@@ -41,11 +41,15 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+import itertools
+import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -57,7 +61,6 @@ import anyio
 import anyio.to_thread
 import psutil
 from anyio.abc import Process
-from anyio.streams.buffered import BufferedByteReceiveStream
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters._errors import GuardError, InvalidSettingsError
@@ -75,6 +78,7 @@ __all__ = [
     "Marker",
     "ParentDeathGuard",
     "SessionCgroup",
+    "host_supervisor",
     "kill_and_wait",
     "marked_processes",
     "open_confined_process",
@@ -387,57 +391,74 @@ async def open_confined_process(
     return await _open(argv, cwd, env), Confinement("tree-snapshot", None, "; ".join(refused))
 
 
-_RELEASE = b"release\n"
+# ---------------------------------------------------------------- the host's supervisor
 
-# Runs with ``python -I -c``: only the standard library and psutil (installed beside
-# the interpreter with this package). Importing psutil takes longer than starting
-# Python, so it is imported just after "armed" (the session's start need not wait for
-# it) but before the wait, so that the kill follows the host's death at once.
-# With a cgroup, the kernel kills all of it at once, and the guard removes it. Without
-# one, the guard first stops the agent (an agent that exits when its stdin closes would
-# hand the orphans it adopted as a subreaper on to init), then kills its tree and
-# searches the marked processes a few times: one may start another while they die.
-_GUARD_PROGRAM = r"""
-import importlib.util, os, signal, sys, time
+# Runs with ``python -I -c``: only the standard library and psutil (installed beside the
+# interpreter with this package). One per host process, whatever its number of sessions.
+# It reads JSON lines on stdin, a pipe only the host holds: ["watch", key, pid, started,
+# since, cgroup, marker] and ["release", key]. End of file means the host is gone (or,
+# with nothing watched, that it needs no supervisor any more): it kills whatever is
+# still watched. psutil is imported after "armed" (a session's start need not wait for
+# it), and only once a process without a cgroup is watched (the kernel does the rest for
+# cgroups); such a pid is looked up as it is registered, so that the kill follows the
+# host's death at once. Every cgroup is killed first (the
+# kernel does it at once); the processes of the others are stopped (an agent that exits
+# when its stdin closes would hand the orphans it adopted as a subreaper on to init),
+# killed with their trees, then the marked processes are searched a few times, all
+# markers in one pass over /proc (one may start another while they die). Last, the
+# cgroups are waited for and removed.
+_SUPERVISOR_PROGRAM = r"""
+import importlib.util, json, os, signal, sys, time
 if importlib.util.find_spec("psutil") is None:
     sys.exit("psutil cannot be imported by " + sys.executable + " -I")
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
-pid, started, since, cgroup = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-marker = tuple(sys.argv[5:7])
 sys.stdout.write("armed\n")
 sys.stdout.close()
 os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the host stops reading stderr now
-import psutil
-try:
-    root = psutil.Process(pid)
-    if abs(root.create_time() - started) >= 0.01:
-        root = None
-except psutil.Error:
+psutil = None
+watched = {}
+
+def watch(key, pid, started, since, cgroup, marker):
+    global psutil
     root = None
-seen = b""
+    if not cgroup:
+        if psutil is None:
+            import psutil
+        try:
+            root = psutil.Process(pid)
+            if abs(root.create_time() - started) >= 0.01:
+                root = None
+        except psutil.Error:
+            root = None
+    watched[key] = (root, since, cgroup, tuple(marker) if marker else None)
+
+pending = b""
 while True:
-    chunk = os.read(0, 64)
+    chunk = os.read(0, 1 << 16)
     if not chunk:
         break
-    seen += chunk
-    if b"release" in seen:
-        sys.exit(0)
+    *lines, pending = (pending + chunk).split(b"\n")
+    for line in lines:
+        try:
+            message = json.loads(line)
+            if message[0] == "watch":
+                watch(*message[1:])
+            elif message[0] == "release":
+                watched.pop(message[1], None)
+        except Exception:
+            continue
+if not watched:
+    sys.exit(0)
 
-if cgroup:
+entries = list(watched.values())
+cgroups = [cgroup for _, _, cgroup, _ in entries if cgroup]
+for cgroup in cgroups:
     try:
         with open(os.path.join(cgroup, "cgroup.kill"), "w") as f:
             f.write("1")
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            with open(os.path.join(cgroup, "cgroup.events")) as f:
-                if "populated 0" in f.read():
-                    break
-            time.sleep(0.01)
-        os.rmdir(cgroup)
     except OSError:
         pass
-    sys.exit(0)
 
 def kill(procs):
     for proc in procs:
@@ -446,103 +467,301 @@ def kill(procs):
         except psutil.Error:
             pass
 
-def marked():
-    found = []
-    for proc in psutil.process_iter(["create_time"]):
-        if proc.pid == os.getpid() or (proc.info["create_time"] or 0) < since:
-            continue
-        try:
-            if proc.environ().get(marker[0]) == marker[1]:
-                if proc.status() != psutil.STATUS_ZOMBIE:
-                    found.append(proc)
-        except psutil.Error:
-            pass
-    return found
-
-try:
-    if root is not None:
+roots = [root for root, _, cgroup, _ in entries if root is not None and not cgroup]
+for root in roots:
+    try:
         root.suspend()
+    except psutil.Error:
+        pass
+for root in roots:
+    try:
         kill([root, *root.children(recursive=True)])
-except psutil.Error:
-    pass
-for _ in range(3 if marker else 0):
-    procs = marked()
-    if not procs:
-        break
-    kill(procs)
+    except psutil.Error:
+        pass
+markers = {marker for _, _, cgroup, marker in entries if marker and not cgroup}
+if markers:
+    since = min(since for _, since, cgroup, marker in entries if marker and not cgroup)
+    keys = {key for key, _ in markers}
+    for _ in range(3):
+        found = []
+        for proc in psutil.process_iter(["create_time"]):
+            if proc.pid == os.getpid() or (proc.info["create_time"] or 0) < since:
+                continue
+            try:
+                environ = proc.environ()
+                if any((key, environ.get(key)) in markers for key in keys):
+                    if proc.status() != psutil.STATUS_ZOMBIE:
+                        found.append(proc)
+            except psutil.Error:
+                pass
+        if not found:
+            break
+        kill(found)
+
+deadline = time.monotonic() + 5
+for cgroup in cgroups:
+    try:
+        while time.monotonic() < deadline:
+            with open(os.path.join(cgroup, "cgroup.events")) as f:
+                if "populated 0" in f.read():
+                    break
+            time.sleep(0.01)
+        os.rmdir(cgroup)
+    except OSError:
+        pass
 """
 
 
-class ParentDeathGuard:
-    """A watchdog process that kills ``pid``'s cgroup, or its tree and the processes
-    carrying ``marker``, if this process dies first. Use :meth:`start`; :meth:`release`
-    it when the session closes normally."""
+class _Supervisor:
+    """The running supervisor process and the write end of its pipe (non-blocking)."""
 
-    def __init__(self, process: Process) -> None:
-        self._process = process
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        assert popen.stdin is not None
+        self.popen = popen
+        self.pipe = popen.stdin
+        self.fd = popen.stdin.fileno()
+        os.set_blocking(self.fd, False)
+
+    def try_send(self, line: bytes) -> bool:
+        """Write ``line`` (shorter than ``PIPE_BUF``: all of it or nothing) without
+        blocking; False when the pipe is full. ``OSError`` when the supervisor is gone."""
+        try:
+            os.write(self.fd, line)
+        except BlockingIOError:
+            return False
+        return True
+
+    def send(self, line: bytes) -> None:
+        """Write ``line``, waiting (bounded) while the pipe is full; in a worker thread."""
+        deadline = time.monotonic() + ARM_TIMEOUT_S
+        while not self.try_send(line):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise GuardError("the host's process supervisor does not read its pipe")
+            select.select([], [self.fd], [], remaining)
+
+    def close(self) -> None:
+        with suppress(OSError):
+            self.pipe.close()
+
+
+class _HostSupervisor:
+    """The one supervisor of this host process and what it watches (see
+    :class:`ParentDeathGuard`). Thread-safe and independent of any event loop, so that
+    every session of the process shares it whatever loop (or thread) runs it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner = os.getpid()
+        self._process: _Supervisor | None = None
+        self._watched: dict[str, bytes] = {}
+        """The watch line of every registration, by key: replayed to a new supervisor
+        should the old one have gone."""
+        self._keys = itertools.count()
+        self.starts = 0
+        """Supervisor processes started (for tests and benchmarks)."""
 
     @property
-    def pid(self) -> int:
-        return self._process.pid
+    def pid(self) -> int | None:
+        """The running supervisor's pid (``None`` while none runs)."""
+        process = self._process
+        return process.popen.pid if process is not None else None
 
-    @classmethod
-    async def start(
-        cls, pid: int, *, marker: Marker | None = None, cgroup: SessionCgroup | None = None
-    ) -> ParentDeathGuard:
-        """Start the watchdog and wait until it watches. With ``cgroup`` (which holds
-        ``pid``) it kills and removes the cgroup; otherwise ``pid``'s tree and the
-        processes carrying ``marker``.
+    def watching(self) -> int:
+        return len(self._watched)
 
-        Raises ``GuardError`` (or ``OSError``) if it cannot start, and
-        ``psutil.NoSuchProcess`` if ``pid`` is already gone.
-        """
-        started = psutil.Process(pid).create_time()
-        argv = [sys.executable, "-I", "-c", _GUARD_PROGRAM, str(pid), repr(started)]
-        argv.append(repr(started - CREATED_SLACK_S))
-        argv.append(str(cgroup.path) if cgroup is not None else "")
-        if marker is not None:
-            argv.extend(marker)
-        process = await anyio.open_process(
+    def _adopt_fork(self) -> None:
+        """In a forked child, forget the parent's supervisor and registrations."""
+        if os.getpid() != self._owner:
+            self._owner = os.getpid()
+            self._process = None
+            self._watched.clear()
+
+    async def watch(self, entry: list[object]) -> tuple[str, int]:
+        """Register ``entry`` (pid, started, since, cgroup, marker); its key and the
+        supervisor's pid. Starts the supervisor when none runs."""
+        key = f"{os.getpid()}-{next(self._keys)}"
+        line = json.dumps(["watch", key, *entry]).encode() + b"\n"
+        if self._lock.acquire(blocking=False):
+            try:
+                self._adopt_fork()
+                process = self._process
+                if process is not None and process.try_send(line):
+                    self._watched[key] = line
+                    return key, process.popen.pid
+            except OSError:
+                pass  # the supervisor is gone: start another one in a worker thread
+            finally:
+                self._lock.release()
+        pid = await anyio.to_thread.run_sync(self._watch_blocking, key, line)
+        return key, pid
+
+    def _watch_blocking(self, key: str, line: bytes) -> int:
+        with self._lock:
+            self._adopt_fork()
+            self._watched[key] = line
+            try:
+                return self._ensure_running_locked(line)
+            except BaseException:
+                self._watched.pop(key, None)
+                raise
+
+    def _ensure_running_locked(self, line: bytes) -> int:
+        process = self._process
+        if process is not None:
+            try:
+                process.send(line)
+            except OSError:
+                self._process = None  # gone (killed by someone): replaced below
+                process.close()
+                with suppress(subprocess.TimeoutExpired):
+                    process.popen.wait(0)
+            else:
+                return process.popen.pid
+        process = self._start_locked()
+        try:
+            for watched in self._watched.values():
+                process.send(watched)
+        except OSError as exc:
+            process.popen.kill()
+            process.close()
+            process.popen.wait()
+            raise GuardError(f"the host's process supervisor went away: {exc}") from exc
+        self._process = process
+        return process.popen.pid
+
+    def _start_locked(self) -> _Supervisor:
+        argv = [sys.executable, "-I", "-c", _SUPERVISOR_PROGRAM]
+        popen = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        assert process.stdout is not None
-        assert process.stderr is not None
+        self.starts += 1
+        assert popen.stdout is not None
+        assert popen.stderr is not None
+        with popen.stdout, popen.stderr:
+            ready, _, _ = select.select([popen.stdout], [], [], ARM_TIMEOUT_S)
+            armed = popen.stdout.readline() if ready else b""
+            if armed != b"armed\n":
+                if popen.poll() is None:
+                    popen.kill()
+                with suppress(subprocess.TimeoutExpired):
+                    popen.wait(1)
+                stderr = popen.stderr.read(4096) if popen.returncode is not None else b""
+                detail = stderr.decode(errors="replace").strip() or "no answer"
+                raise GuardError(
+                    f"the parent-death guard ({sys.executable} -I) did not start: {detail}"
+                )
+        return _Supervisor(popen)
+
+    async def release(self, key: str) -> bool:
+        """Forget ``key``; False when the supervisor was already gone. With nothing left
+        to watch, the supervisor is let go (end of file, nothing to kill) and reaped."""
+        line = json.dumps(["release", key]).encode() + b"\n"
+        with self._lock:
+            self._adopt_fork()
+            if self._watched.pop(key, None) is None:
+                return True
+            process = self._process
+            if process is None:
+                return False
+            last = not self._watched
+            if last:
+                self._process = None
+            try:
+                sent: bool | None = process.try_send(line)
+            except OSError:
+                sent = None
+        if sent is False:
+            try:
+                await anyio.to_thread.run_sync(self._send_blocking, process, line)
+            except (OSError, GuardError):
+                sent = None
+        if last:
+            process.close()
+            await anyio.to_thread.run_sync(self._reap, process.popen)
+        return sent is not None
+
+    def _send_blocking(self, process: _Supervisor, line: bytes) -> None:
+        with self._lock:
+            process.send(line)
+
+    @staticmethod
+    def _reap(popen: subprocess.Popen[bytes]) -> bool:
         try:
-            with anyio.fail_after(ARM_TIMEOUT_S):
-                await BufferedByteReceiveStream(process.stdout).receive_until(b"armed\n", 64)
-        except (TimeoutError, anyio.EndOfStream, anyio.IncompleteRead) as exc:
-            with anyio.CancelScope(shield=True):
-                if process.returncode is None:
-                    process.kill()
-                await process.wait()
-                stderr = b""
-                with anyio.move_on_after(1), suppress(anyio.EndOfStream):
-                    stderr = await process.stderr.receive(4096)
-            detail = stderr.decode(errors="replace").strip() or type(exc).__name__
-            raise GuardError(
-                f"the parent-death guard ({sys.executable} -I) did not start: {detail}"
-            ) from exc
-        finally:
-            await process.stdout.aclose()
-        await process.stderr.aclose()
-        return cls(process)
+            return popen.wait(KILL_WAIT_S) == 0
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.wait()
+            return False
+
+    def _abandon(self) -> subprocess.Popen[bytes] | None:
+        """Close the pipe without releasing anything, as the host's death would, and
+        forget the supervisor and its registrations (for tests)."""
+        with self._lock:
+            process, self._process = self._process, None
+            self._watched.clear()
+        if process is None:
+            return None
+        process.close()
+        return process.popen
+
+
+_host_supervisor = _HostSupervisor()
+
+
+def host_supervisor() -> _HostSupervisor:
+    """This process's supervisor (see :class:`ParentDeathGuard`)."""
+    return _host_supervisor
+
+
+class ParentDeathGuard:
+    """Kills ``pid``'s cgroup, or its tree and the processes carrying ``marker``, if this
+    process dies first (SIGKILL, crash) without :meth:`release`.
+
+    Every guard of a host process is one registration with the same supervisor, a small
+    Python process started with the first one and let go with the last: it blocks
+    reading a pipe only the host holds, and end-of-file means the host is gone. A
+    session costs one line written to that pipe when it starts and one when it closes:
+    no process, thread or /proc scan of its own.
+    """
+
+    def __init__(self, key: str, pid: int) -> None:
+        self._key = key
+        self._pid = pid
+        self._released = False
+
+    @property
+    def pid(self) -> int:
+        """The supervisor's pid (shared by every session of this host)."""
+        return self._pid
+
+    @classmethod
+    async def start(
+        cls, pid: int, *, marker: Marker | None = None, cgroup: SessionCgroup | None = None
+    ) -> ParentDeathGuard:
+        """Register ``pid`` with the host's supervisor (started when none runs, and
+        waited for until it watches). With ``cgroup`` (which holds ``pid``) the cgroup is
+        killed and removed; otherwise ``pid``'s tree and the processes carrying ``marker``.
+
+        Raises ``GuardError`` (or ``OSError``) if the supervisor cannot start, and
+        ``psutil.NoSuchProcess`` if ``pid`` is already gone.
+        """
+        started = psutil.Process(pid).create_time()
+        entry: list[object] = [pid, started, started - CREATED_SLACK_S]
+        entry.append(str(cgroup.path) if cgroup is not None else "")
+        entry.append(list(marker) if marker is not None else None)
+        key, supervisor = await _host_supervisor.watch(entry)
+        return cls(key, supervisor)
 
     async def release(self, log: BoundLogger) -> None:
-        """Stand the watchdog down (the session closed normally) and reap it."""
-        process = self._process
+        """Stand down (the session closed normally)."""
+        if self._released:
+            return
+        self._released = True
         with anyio.CancelScope(shield=True):
-            try:
-                if process.stdin is not None:
-                    await process.stdin.send(_RELEASE)
-                    await process.stdin.aclose()
-            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                log.warning("the parent-death guard was already gone", pid=process.pid)
-            with anyio.move_on_after(KILL_WAIT_S):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+            if not await _host_supervisor.release(self._key):
+                log.warning("the host's process supervisor was already gone", pid=self._pid)

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from rawp_adapters.processes import (
     GuardError,
     ParentDeathGuard,
     SessionCgroup,
+    host_supervisor,
     kill_and_wait,
     marked_processes,
     open_confined_process,
@@ -85,6 +86,23 @@ def a_marker() -> tuple[str, str]:
     return ("RAWP_TEST_MARKER", uuid.uuid4().hex)
 
 
+async def host_dies() -> None:
+    """What the kernel does to the supervisor when the host dies: its pipe reaches its
+    end with every registration still in place. Waits until the supervisor has exited."""
+    supervisor = host_supervisor()._abandon()
+    assert supervisor is not None
+    with anyio.fail_after(10):
+        await anyio.to_thread.run_sync(supervisor.wait)
+
+
+@pytest.fixture(autouse=True)
+def no_supervisor_left() -> Iterator[None]:
+    """Each test starts and ends without a supervisor (its sessions or guards closed)."""
+    assert host_supervisor().pid is None
+    yield
+    assert host_supervisor().pid is None
+
+
 async def test_kill_and_wait_kills_a_process_and_its_children() -> None:
     parent, tree = await start_tree()
     assert await kill_and_wait(tree) == []
@@ -120,13 +138,10 @@ async def test_marked_processes_skips_processes_created_before_the_given_moment(
 
 async def test_the_guard_kills_the_tree_when_its_host_goes_away() -> None:
     parent, tree = await start_tree()
-    guard = await ParentDeathGuard.start(parent.pid)
+    await ParentDeathGuard.start(parent.pid)
     try:
-        # What the kernel does when the host dies: the guard's stdin reaches its end.
-        assert guard._process.stdin is not None
-        await guard._process.stdin.aclose()
+        await host_dies()
         with anyio.fail_after(10):
-            await guard._process.wait()
             await parent.wait()
         await wait_gone([p.pid for p in tree], timeout=10)
     finally:
@@ -138,11 +153,9 @@ async def test_the_guard_kills_the_marked_processes_too_when_its_host_goes_away(
     parent, tree = await start_tree()
     try:
         async with marked_sleeper(marker) as marked, marked_sleeper(a_marker()) as unmarked:
-            guard = await ParentDeathGuard.start(parent.pid, marker=marker)
-            assert guard._process.stdin is not None
-            await guard._process.stdin.aclose()
+            await ParentDeathGuard.start(parent.pid, marker=marker)
+            await host_dies()
             with anyio.fail_after(10):
-                await guard._process.wait()
                 await marked.wait()
                 await parent.wait()
             await wait_gone([p.pid for p in tree], timeout=10)
@@ -157,8 +170,10 @@ async def test_a_released_guard_exits_and_leaves_the_processes_alone() -> None:
     try:
         async with marked_sleeper(marker) as marked:
             guard = await ParentDeathGuard.start(parent.pid, marker=marker)
+            assert host_supervisor().pid == guard.pid
             await guard.release(get_logger("test"))
-            assert guard._process.returncode == 0
+            assert host_supervisor().pid is None
+            assert not alive(guard.pid)  # let go (nothing left to watch) and reaped
             assert all(running(p) for p in tree)
             assert running(psutil.Process(marked.pid))
     finally:
@@ -317,11 +332,9 @@ async def test_the_guard_kills_and_removes_the_cgroup_when_its_host_goes_away(
 ) -> None:
     async with confined_daemon(tmp_path, "cgroup", monkeypatch) as (process, confinement, daemon):
         assert confinement.cgroup is not None
-        guard = await ParentDeathGuard.start(process.pid, cgroup=confinement.cgroup)
-        assert guard._process.stdin is not None
-        await guard._process.stdin.aclose()
+        await ParentDeathGuard.start(process.pid, cgroup=confinement.cgroup)
+        await host_dies()
         with anyio.fail_after(10):
-            await guard._process.wait()
             await process.wait()
         assert not running(daemon)
         assert not confinement.cgroup.path.exists()
@@ -331,10 +344,73 @@ async def test_the_guard_kills_the_daemon_a_subreaper_adopted_when_its_host_goes
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with confined_daemon(tmp_path, "subreaper", monkeypatch) as (process, _, daemon):
-        guard = await ParentDeathGuard.start(process.pid)
-        assert guard._process.stdin is not None
-        await guard._process.stdin.aclose()
+        await ParentDeathGuard.start(process.pid)
+        await host_dies()
         with anyio.fail_after(10):
-            await guard._process.wait()
             await process.wait()
         await wait_gone([daemon.pid], timeout=10)
+
+
+async def test_one_supervisor_watches_every_guarded_process_of_a_host() -> None:
+    log = get_logger("test")
+    trees = [await start_tree() for _ in range(3)]
+    starts = host_supervisor().starts
+    try:
+        guards = [await ParentDeathGuard.start(parent.pid) for parent, _ in trees]
+        assert {guard.pid for guard in guards} == {host_supervisor().pid}
+        assert host_supervisor().starts == starts + 1
+        assert host_supervisor().watching() == 3
+        await guards[0].release(log)
+        assert host_supervisor().watching() == 2
+        assert alive(guards[0].pid), "the others are still watched"
+        for guard in guards[1:]:
+            await guard.release(log)
+        assert not alive(guards[0].pid)
+        assert all(running(p) for _, tree in trees for p in tree)
+    finally:
+        for parent, tree in trees:
+            await kill_and_wait(tree)
+            await parent.wait()
+
+
+async def test_when_its_host_dies_the_supervisor_kills_only_what_is_still_watched() -> None:
+    log = get_logger("test")
+    (kept, kept_tree), (doomed, doomed_tree) = await start_tree(), await start_tree()
+    try:
+        released = await ParentDeathGuard.start(kept.pid)
+        await ParentDeathGuard.start(doomed.pid)
+        await released.release(log)
+        await host_dies()
+        with anyio.fail_after(10):
+            await doomed.wait()
+        await wait_gone([p.pid for p in doomed_tree], timeout=10)
+        assert all(running(p) for p in kept_tree)
+    finally:
+        for parent, tree in ((kept, kept_tree), (doomed, doomed_tree)):
+            await kill_and_wait(tree)
+            await parent.wait()
+
+
+async def test_a_supervisor_killed_by_someone_else_is_replaced_and_told_everything_watched() -> (
+    None
+):
+    log = get_logger("test")
+    (first, first_tree), (second, second_tree) = await start_tree(), await start_tree()
+    try:
+        guard = await ParentDeathGuard.start(first.pid)
+        gone = psutil.Process(guard.pid)
+        gone.kill()
+        gone.wait(10)
+        replacement = await ParentDeathGuard.start(second.pid)
+        assert replacement.pid != guard.pid
+        assert host_supervisor().watching() == 2
+        await host_dies()
+        with anyio.fail_after(10):
+            await first.wait()
+            await second.wait()
+        await wait_gone([p.pid for p in [*first_tree, *second_tree]], timeout=10)
+        await guard.release(log)  # its registration went with the host's "death"
+    finally:
+        for parent, tree in ((first, first_tree), (second, second_tree)):
+            await kill_and_wait(tree)
+            await parent.wait()
