@@ -31,7 +31,7 @@ from rawp_adapter_process._translate import (
     Translator,
     TurnOutcome,
 )
-from rawp_adapter_process._version import agent_version
+from rawp_adapter_process._version import agent_version, remember_version
 from rawp_adapter_process._wire import (
     Ready,
     Response,
@@ -183,6 +183,8 @@ class RpcAgent:
             if self._ready and self.version is None:
                 asking.deadline = anyio.current_time() + _VERSION_GRACE
             else:
+                if self.version is not None:  # named by the ready frame: no need to ask
+                    remember_version(settings.command, self.version)
                 asking.cancel()  # named by the ready frame, or no session at all
         if self._guard_error is not None:
             raise StartFailed.of(f"cannot guard the agent: {self._guard_error}")

@@ -26,6 +26,16 @@ _MAX_OUTPUT = 4096
 _known: dict[tuple[str, ...], str | None] = {}
 """Versions by command line, for the lifetime of the host (what a command runs does not
 change under a host's feet often enough to ask again)."""
+_asking: dict[tuple[str, ...], anyio.Event] = {}
+"""The command lines being asked now: a session that starts meanwhile waits for that
+answer instead of starting ``--version`` once more (a host opening many sessions at once
+runs one)."""
+
+
+def remember_version(argv: Sequence[str], version: str) -> None:
+    """Note the version the agent's ``ready`` frame named, so that later sessions of the
+    same command line need not ask (nor start a process to)."""
+    _known[tuple(argv)] = version
 
 
 async def agent_version(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> str | None:
@@ -33,8 +43,24 @@ async def agent_version(argv: Sequence[str], *, env: Mapping[str, str], cwd: Pat
     prints none or fails). Cached per ``argv`` once it answered. The caller bounds the
     wait: cancelled, the command is killed (and asked again next time)."""
     key = tuple(argv)
+    while key not in _known:
+        asking = _asking.get(key)
+        if asking is None:
+            break
+        await asking.wait()  # another session asks; if it is cancelled, ask in its stead
     if key in _known:
         return _known[key]
+    _asking[key] = asking = anyio.Event()
+    try:
+        return await _ask(key, argv, env=env, cwd=cwd)
+    finally:
+        del _asking[key]
+        asking.set()
+
+
+async def _ask(
+    key: tuple[str, ...], argv: Sequence[str], *, env: Mapping[str, str], cwd: Path
+) -> str | None:
     try:
         process = await anyio.open_process(
             [*argv, "--version"],
