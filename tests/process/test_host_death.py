@@ -141,3 +141,78 @@ async def test_pi_and_its_background_tool_die_with_a_host_that_is_killed(
         assert match is not None
         sleeper = int(match.group())
         await kill_host_and_expect_gone(host, report, [sleeper])
+
+
+# Opens SESSIONS sessions on the fake agent (argv as JSON), runs SPAWN in each (tool
+# processes in sessions of their own, one orphaned), prints its children and the tools'
+# pids on one line and waits to be killed.
+MANY_SESSIONS_HOST = """
+import json, sys
+from contextlib import AsyncExitStack
+import anyio, psutil
+from rawp_adapter_process import ProcessAdapter
+from rawp_adapters.testing import allow_all, drive
+
+async def main(command, workspace, sessions):
+    async with AsyncExitStack() as stack:
+        tools = []
+        for _ in range(sessions):
+            adapter = ProcessAdapter.from_settings({"command": command, "agent_name": "fake"})
+            d = await stack.enter_async_context(
+                drive(adapter, workspace=workspace, policy=allow_all, timeout=60)
+            )
+            tools += json.loads((await d.prompt("SPAWN")).text).values()
+        children = [child.pid for child in psutil.Process().children()]
+        print(json.dumps({"children": children, "tools": tools}), flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(main, json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3]), backend=sys.argv[4])
+"""
+SESSIONS = 20
+MANY_DEATH_BOUND = 1.0
+"""Bound on every agent and tool of a killed host disappearing (issue 12)."""
+
+
+@pytest.mark.parametrize(
+    "containment",
+    [
+        pytest.param(
+            "cgroup",
+            marks=pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2"),
+        ),
+        "subreaper",
+    ],
+)
+async def test_a_host_killed_with_20_sessions_open_leaves_no_agent_or_tool_behind_within_1_s(
+    containment: str, tmp_path: Path, anyio_backend: str
+) -> None:
+    argv = [sys.executable, "-c", MANY_SESSIONS_HOST, json.dumps(fake_command()), str(tmp_path)]
+    env = {**os.environ, CONTAINMENT_VAR: containment}
+    host = await anyio.open_process(
+        [*argv, str(SESSIONS), anyio_backend],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    processes: list[psutil.Process] = []
+    try:
+        assert host.stdout is not None
+        with anyio.fail_after(REPORT_TIMEOUT):
+            line = await BufferedByteReceiveStream(host.stdout).receive_until(b"\n", 1 << 20)
+        report = json.loads(line)
+        pids = [*report["children"], *report["tools"]]
+        processes = [psutil.Process(pid) for pid in pids]
+        # One supervisor for the host, whatever its number of sessions.
+        assert len(report["children"]) == SESSIONS + 1
+        assert len(report["tools"]) == 4 * SESSIONS
+        assert all(alive(pid) for pid in pids)
+        host.kill()
+        await host.wait()
+        await wait_gone(pids, timeout=MANY_DEATH_BOUND)
+    finally:
+        with anyio.CancelScope(shield=True):
+            if host.returncode is None:
+                host.kill()
+            await host.wait()
+            await host.aclose()
+            await kill_and_wait(processes)  # whatever a failed run left behind

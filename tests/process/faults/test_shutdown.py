@@ -8,11 +8,14 @@ import os
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from rawp_adapters import SessionOptions
 from rawp_adapters.frames import AgentErrorFrame
+from rawp_adapters.processes import CONTAINMENT_VAR
 from rawp_adapters.testing import drive
+from tests.process.faults.test_escape import cgroups_writable
 from tests.process.helpers import fake_adapter, fake_agent_processes, running, the_fake_agent
 
 pytestmark = pytest.mark.anyio
@@ -104,3 +107,32 @@ async def test_an_agent_that_stops_reading_its_stdin_cannot_stall_the_end_of_the
     assert closed.payload.reason == "explicit"
     assert not running(pid)
     assert elapsed < 0.5 + 0.2 + 0.5 + KILL_MARGIN
+
+
+@pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2")
+async def test_a_session_confined_in_a_cgroup_never_scans_the_host_s_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening, running and closing a session costs in proportion to its own processes:
+    nothing walks /proc (the other sessions' agents, the host's other processes)."""
+    monkeypatch.setenv(CONTAINMENT_VAR, "cgroup")
+    scans: list[str] = []
+    process_iter, children = psutil.process_iter, psutil.Process.children
+
+    def counted_iter(*args: object, **kwargs: object) -> object:
+        scans.append("process_iter")
+        return process_iter(*args, **kwargs)  # type: ignore[arg-type]
+
+    def counted_children(self: psutil.Process, recursive: bool = False) -> list[psutil.Process]:
+        scans.append("children")
+        return children(self, recursive)
+
+    monkeypatch.setattr(psutil, "process_iter", counted_iter)
+    monkeypatch.setattr(psutil.Process, "children", counted_children)
+    async with drive(fake_adapter(), workspace=tmp_path) as driver:
+        record = await driver.prompt("SPAWN", timeout=WAIT)
+        closed = await driver.end(timeout=WAIT)
+    monkeypatch.undo()
+    assert closed.payload.reason == "explicit"
+    assert scans == []
+    assert not any(running(pid) for pid in json.loads(record.text).values())
