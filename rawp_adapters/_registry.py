@@ -2,6 +2,14 @@
 
 The built-in ``process`` and ``sdk`` adapters register exactly like a third-party
 plugin; the core never imports them by name.
+
+A Master may know only the spec's ``adapter_type`` values (``process``, ``sdk``). A
+plugin that speaks another protocol to an agent of one of those kinds (an ACP agent
+is a process agent) registers as ``<adapter_type>.<protocol>``, e.g. ``process.acp``,
+and is reached with ``adapter_type: process`` and ``settings: {"protocol": "acp", …}``:
+the registry takes ``protocol`` out of the settings and hands the rest to the plugin.
+Such a plugin's class states the ``adapter_type`` it is reached by, so that
+``session.capabilities`` stays honest.
 """
 
 from __future__ import annotations
@@ -10,9 +18,11 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
 from rawp_adapters._adapter import Adapter, AgentMetadata
-from rawp_adapters._errors import AdapterLoadError, AdapterNotFoundError
+from rawp_adapters._errors import AdapterLoadError, AdapterNotFoundError, InvalidSettingsError
 
 ENTRY_POINT_GROUP = "rawp_adapters.adapters"
+PROTOCOL_SETTING = "protocol"
+"""The settings key that picks among the plugins of one ``adapter_type``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +31,8 @@ class InstalledAdapter:
     distribution: str | None
     version: str | None
     target: str
+    protocol: str | None = None
+    """Set for a plugin registered as ``<adapter_type>.<protocol>``."""
 
 
 def entry_points_by_name(group: str) -> dict[str, EntryPoint]:
@@ -37,39 +49,61 @@ def _entry_points() -> dict[str, EntryPoint]:
 
 
 def installed_adapters() -> list[InstalledAdapter]:
-    """Every adapter installed in this environment, sorted by ``adapter_type``."""
-    return [
-        InstalledAdapter(
-            adapter_type=name,
-            distribution=ep.dist.name if ep.dist is not None else None,
-            version=ep.dist.version if ep.dist is not None else None,
-            target=ep.value,
+    """Every adapter installed in this environment, sorted by its entry-point name
+    (``adapter_type``, or ``adapter_type.protocol``)."""
+    installed = []
+    for name, ep in sorted(_entry_points().items()):
+        adapter_type, _, protocol = name.partition(".")
+        installed.append(
+            InstalledAdapter(
+                adapter_type=adapter_type,
+                distribution=ep.dist.name if ep.dist is not None else None,
+                version=ep.dist.version if ep.dist is not None else None,
+                target=ep.value,
+                protocol=protocol or None,
+            )
         )
-        for name, ep in sorted(_entry_points().items())
-    ]
+    return installed
 
 
-def load_adapter_class(adapter_type: str) -> type[Adapter]:
-    """The adapter class registered as ``adapter_type``.
+def load_adapter_class(adapter_type: str, protocol: str | None = None) -> type[Adapter]:
+    """The adapter class registered as ``adapter_type`` (as ``adapter_type.protocol``
+    when a protocol is named).
 
     Raises :class:`AdapterNotFoundError` (naming what is installed) or
-    :class:`AdapterLoadError`.
+    :class:`AdapterLoadError`, also when a protocol plugin's class states another
+    ``adapter_type`` than the one it is reached by.
     """
+    name = adapter_type if protocol is None else f"{adapter_type}.{protocol}"
     eps = _entry_points()
-    ep = eps.get(adapter_type)
+    ep = eps.get(name)
     if ep is None:
-        raise AdapterNotFoundError(adapter_type, list(eps))
+        raise AdapterNotFoundError(name, list(eps))
     try:
         loaded = ep.load()
     except Exception as exc:
-        raise AdapterLoadError(
-            f"adapter {adapter_type!r} ({ep.value}) failed to load: {exc}"
-        ) from exc
+        raise AdapterLoadError(f"adapter {name!r} ({ep.value}) failed to load: {exc}") from exc
     if not (isinstance(loaded, type) and issubclass(loaded, Adapter)):
-        raise AdapterLoadError(f"adapter {adapter_type!r} ({ep.value}) is not an Adapter subclass")
+        raise AdapterLoadError(f"adapter {name!r} ({ep.value}) is not an Adapter subclass")
+    if protocol is not None and getattr(loaded, "adapter_type", None) != adapter_type:
+        raise AdapterLoadError(
+            f"adapter {name!r} ({ep.value}) states adapter_type "
+            f"{getattr(loaded, 'adapter_type', None)!r}; a plugin reached as "
+            f"{adapter_type!r} must state {adapter_type!r}"
+        )
     return loaded
 
 
 def create_adapter(metadata: AgentMetadata) -> Adapter:
-    """A new adapter for ``metadata``, its settings validated."""
-    return load_adapter_class(metadata.adapter_type).from_metadata(metadata)
+    """A new adapter for ``metadata``, its settings validated. A ``protocol`` setting
+    picks the plugin registered as ``adapter_type.protocol`` and is not passed on."""
+    protocol = metadata.settings.get(PROTOCOL_SETTING)
+    if protocol is None:
+        return load_adapter_class(metadata.adapter_type).from_metadata(metadata)
+    if not isinstance(protocol, str) or not protocol or "." in protocol:
+        raise InvalidSettingsError(
+            f"settings.{PROTOCOL_SETTING} names a protocol, e.g. 'acp', not {protocol!r}"
+        )
+    settings = {k: v for k, v in metadata.settings.items() if k != PROTOCOL_SETTING}
+    adapter_class = load_adapter_class(metadata.adapter_type, protocol)
+    return adapter_class.from_metadata(metadata.model_copy(update={"settings": settings}))
