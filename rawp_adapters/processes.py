@@ -27,13 +27,16 @@ For adapters that run agents as OS processes (ours and third-party ones):
 - :func:`marked_processes`: the processes whose environment carries a marker such
   as ``RAWP_SESSION_ID=<id>``; this finds tool processes an agent started in
   sessions of their own that were re-parented to init when their parent exited.
-- :class:`ParentDeathGuard`: a tiny watchdog process that kills a process's cgroup,
-  or its tree and every process carrying the marker, if the host dies without closing
-  the session (SIGKILL, crash). It blocks reading a pipe only the host holds;
-  end-of-file without a "release" first means the host is gone.
-  ``prctl(PR_SET_PDEATHSIG)`` would be lighter but fires when the spawning *thread*
-  exits, and trio spawns from worker threads that exit when idle; SDKs that spawn
-  the agent themselves also have no pre-exec hook to set it.
+- :class:`ParentDeathGuard`: kills a process's cgroup, or its tree and every process
+  carrying the marker, if the host dies without closing the session (SIGKILL, crash).
+  Every guard of a host process is a registration with one shared supervisor, a small
+  Python process started with the first guard and let go with the last: it blocks
+  reading a pipe only the host holds, and end-of-file with registrations left means
+  the host is gone. A session adds one line to that pipe when it starts and one when
+  it closes, no process or thread of its own. ``prctl(PR_SET_PDEATHSIG)`` would be
+  lighter but fires when the spawning *thread* exits, and trio spawns from worker
+  threads that exit when idle; SDKs that spawn the agent themselves also have no
+  pre-exec hook to set it.
 """
 
 from __future__ import annotations
@@ -538,7 +541,9 @@ class _Supervisor:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise GuardError("the host's process supervisor does not read its pipe")
-            select.select([], [self.fd], [], remaining)
+            poll = select.poll()  # select() takes no descriptor above 1023
+            poll.register(self.fd, select.POLLOUT)
+            poll.poll(remaining * 1000)
 
     def close(self) -> None:
         with suppress(OSError):
@@ -643,8 +648,9 @@ class _HostSupervisor:
         assert popen.stdout is not None
         assert popen.stderr is not None
         with popen.stdout, popen.stderr:
-            ready, _, _ = select.select([popen.stdout], [], [], ARM_TIMEOUT_S)
-            armed = popen.stdout.readline() if ready else b""
+            poll = select.poll()  # select() takes no descriptor above 1023
+            poll.register(popen.stdout, select.POLLIN)
+            armed = popen.stdout.readline() if poll.poll(ARM_TIMEOUT_S * 1000) else b""
             if armed != b"armed\n":
                 if popen.poll() is None:
                     popen.kill()
