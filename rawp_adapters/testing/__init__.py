@@ -8,7 +8,12 @@
   (capabilities first, seq contiguous from 1, turn start/end pairing, error before
   an error end, tool call pairing, every interaction resolved, nothing after
   ``session.closed``).
-- :func:`run_conformance`: put an adapter through the protocol's rules.
+- The conformance kit: describe an adapter as a :class:`ConformanceSubject` (how to
+  build it, which :class:`Prompts` make its agent answer, call a tool, stay busy) and
+  :func:`check_adapter` runs every rule of :data:`RULES` (tiers MUST, CAPABILITY,
+  ADVISORY) into a :class:`ConformanceReport`; :func:`run_conformance` does that in
+  one call and raises on a failure. The pytest plugin
+  (:mod:`rawp_adapters.testing.pytest_plugin`) and ``rawp-adapters check`` run it too.
 - :class:`FunctionAdapter`: an agent to test against offline, its turns run by a
   function (ready-made ones: :func:`say`, :func:`ask_permission`, :func:`stall`).
 """
@@ -29,12 +34,29 @@ from rawp_adapters.testing._invariants import (
     assert_valid_stream,
     check_frames,
 )
+from rawp_adapters.testing._kit import (
+    RULES,
+    ConformanceReport,
+    ConformanceSubject,
+    Prompts,
+    Rule,
+    RuleResult,
+    check_adapter,
+    run_rule,
+    select_rules,
+)
 
 __all__ = [
+    "RULES",
+    "ConformanceReport",
+    "ConformanceSubject",
     "FunctionAdapter",
     "InvariantError",
     "Policy",
+    "Prompts",
     "Reply",
+    "Rule",
+    "RuleResult",
     "SessionDriver",
     "TurnFunction",
     "TurnRecord",
@@ -42,11 +64,14 @@ __all__ = [
     "allow_all",
     "ask_permission",
     "assert_valid_stream",
+    "check_adapter",
     "check_frames",
     "deny_all",
     "drive",
     "never_answer",
     "run_conformance",
+    "run_rule",
     "say",
+    "select_rules",
     "stall",
 ]
