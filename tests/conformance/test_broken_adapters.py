@@ -1,0 +1,144 @@
+"""Adapters that break the contract fail the kit with a message that says what is wrong,
+naming the rule and showing the frames around the fault."""
+
+from __future__ import annotations
+
+import pytest
+
+from rawp_adapters import Question, SessionContext, Turn, TurnResult
+from rawp_adapters.frames import (
+    Features,
+    TextDelta,
+    ToolInvokeRequest,
+    ToolInvokeResult,
+    TurnEnd,
+    TurnStart,
+)
+from rawp_adapters.testing import (
+    ConformanceSubject,
+    FunctionAdapter,
+    Prompts,
+    RuleResult,
+    TurnFunction,
+    check_adapter,
+    run_conformance,
+    run_rule,
+    say,
+    select_rules,
+    stall,
+)
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = Features(adapter_type="function", abort=True, tool_events=True, permission_requests=True)
+
+
+def subject(function: TurnFunction, *, features: Features | None = None) -> ConformanceSubject:
+    return ConformanceSubject(
+        lambda: FunctionAdapter(function, abort="cancel", features=features),
+        prompts=Prompts(answer="hello", tool="tool", busy="busy"),
+        permission_timeout_ms=100,
+        timeout=10,
+    )
+
+
+async def rule(subject: ConformanceSubject, rule_id: str) -> RuleResult:
+    (chosen,) = select_rules([rule_id])
+    return await run_rule(subject, chosen)
+
+
+async def ends_its_turn_itself(turn: Turn, ctx: SessionContext) -> TurnResult:
+    await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text="done"))
+    await ctx.emit(TurnEnd(turn_id=turn.turn_id, stop_reason="end_turn"))
+    return TurnResult()
+
+
+async def starts_another_turn_while_busy(turn: Turn, ctx: SessionContext) -> TurnResult:
+    if turn.text != "busy":
+        return await say("hi")(turn, ctx)
+    await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text="working"))
+    await ctx.emit(TurnStart(turn_id="let-through", prompt_id="the-second-prompt"))
+    return await stall()(turn, ctx)
+
+
+async def runs_the_tool_on_a_timeout(turn: Turn, ctx: SessionContext) -> TurnResult:
+    if turn.text != "tool":
+        return await say("hi")(turn, ctx)
+    await ctx.emit(
+        ToolInvokeRequest(invocation_id="call-1", tool_name="bash", input={}, turn_id=turn.turn_id)
+    )
+    outcome = await ctx.interact(
+        Question.permission("bash", tool_call_id="call-1", turn_id=turn.turn_id)
+    )
+    ran = outcome.allowed or outcome.reason == "timeout"  # the bug: silence is consent
+    await ctx.emit(
+        ToolInvokeResult(
+            invocation_id="call-1",
+            output_type="text",
+            output="ran",
+            is_error=not ran,
+            turn_id=turn.turn_id,
+        )
+    )
+    return TurnResult()
+
+
+async def test_an_adapter_that_ends_its_turn_twice_fails_one_turn_saying_so() -> None:
+    result = await rule(subject(ends_its_turn_itself), "one-turn")
+    assert result.status == "failed"
+    assert "[one-turn] turn " in result.detail
+    assert "ended 2 times: one prompt gives exactly one session.turn.end" in result.detail
+    assert "session.turn.end" in result.detail.split("\n> ")[1]
+
+
+async def test_an_adapter_that_lets_a_second_prompt_through_fails_prompt_in_progress() -> None:
+    result = await rule(subject(starts_another_turn_while_busy), "prompt-in-progress")
+    assert result.status == "failed"
+    assert "[prompt-in-progress] a second turn (let-through) started while turn" in result.detail
+    assert "must get PROMPT_IN_PROGRESS, never reach the agent" in result.detail
+
+
+async def test_an_adapter_whose_permission_timeout_allows_fails_permission_deadline() -> None:
+    result = await rule(subject(runs_the_tool_on_a_timeout, features=TOOLS), "permission-deadline")
+    assert result.status == "failed"
+    assert (
+        "[permission-deadline] tool call call-1 ran although its permission timed out: "
+        "its tool.invoke.result is not an error (only an explicit allow allows)"
+    ) in result.detail
+    assert "tool.invoke.result" in result.detail.split("\n> ")[1]
+
+
+async def test_frames_of_a_feature_the_adapter_denies_fail_honest_features() -> None:
+    no_tools = ConformanceSubject(
+        lambda: FunctionAdapter(runs_the_tool_on_a_timeout),
+        prompts=Prompts(answer="tool"),
+        permission_timeout_ms=100,
+        timeout=10,
+    )
+    result = await rule(no_tools, "one-turn")
+    assert result.status == "failed"
+    assert (
+        "[honest-features] tool.invoke.request from an adapter whose capabilities say "
+        "tool_events: false"
+    ) in result.detail
+
+
+async def behaves(turn: Turn, ctx: SessionContext) -> TurnResult:
+    return await (stall("working") if turn.text == "busy" else say("hi"))(turn, ctx)
+
+
+async def test_a_well_behaved_function_adapter_passes_and_the_report_counts_skips() -> None:
+    report = await check_adapter(subject(behaves))
+    assert report.ok, report.format()
+    text = report.format()
+    assert "PASS  MUST        one-turn" in text
+    assert "SKIP  CAPABILITY  compaction: the adapter does not claim context_compaction" in text
+
+
+async def test_run_conformance_raises_with_the_report_when_a_rule_fails(tmp_path: object) -> None:
+    with pytest.raises(
+        AssertionError, match=r"(?s)breaks the contract:.*FAIL  MUST        one-turn"
+    ):
+        await run_conformance(
+            lambda: FunctionAdapter(ends_its_turn_itself), workspace=str(tmp_path), timeout=10
+        )
