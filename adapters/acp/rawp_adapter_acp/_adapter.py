@@ -1,0 +1,448 @@
+"""The ACP adapter: any Agent Client Protocol agent over stdio, as a ``process`` agent."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+from acp import RequestError, schema
+
+from rawp_adapter_acp._agent import (
+    AcpAgent,
+    Exited,
+    LineTooLong,
+    Permission,
+    Started,
+    Update,
+    UsageReport,
+)
+from rawp_adapter_acp._bridge import Bridge
+from rawp_adapter_acp._process import ExitStatus
+from rawp_adapter_acp._settings import AcpSettings
+from rawp_adapter_acp._translate import Translator, tool_input, tool_name
+from rawp_adapters import (
+    Adapter,
+    AdapterSettings,
+    AgentExit,
+    AgentFailure,
+    CloseResult,
+    InteractionOutcome,
+    Question,
+    SessionContext,
+    StartFailed,
+    Turn,
+    TurnResult,
+    UnsupportedOperation,
+)
+from rawp_adapters.frames import (
+    DPS_VERSION,
+    AgentError,
+    AgentInfo,
+    Features,
+    Mode,
+    StopReason,
+    TokenUsage,
+)
+
+SESSION_ID_VAR = "RAWP_SESSION_ID"
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "max_turn_requests": "max_tokens",
+    "refusal": "refusal",
+    "cancelled": "cancelled",
+}
+
+
+@dataclass
+class _Barrier:
+    event: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass
+class _TurnState:
+    turn: Turn
+    translator: Translator
+    aborting: bool = False
+    pending: list[Permission] = field(default_factory=list)
+    cost: float | None = None
+
+
+def agent_env(settings: AcpSettings, *, session_id: str, workspace: Path) -> dict[str, str]:
+    """The environment by policy, then ``settings.env``, then the RAWP_* variables (which
+    always win)."""
+    if settings.env_policy == "inherit":
+        env = dict(os.environ)
+    else:
+        env = {name: os.environ[name] for name in settings.env_allowlist if name in os.environ}
+    env.update(settings.env)
+    env[SESSION_ID_VAR] = session_id
+    env["RAWP_WORKSPACE_PATH"] = str(workspace)
+    env["RAWP_DPS_VERSION"] = DPS_VERSION
+    return env
+
+
+def choose_option(
+    outcome: InteractionOutcome, options: list[schema.PermissionOption], *, cancelling: bool
+) -> schema.RequestPermissionResponse:
+    """The ACP answer: allow → an ``allow_once`` option (else ``allow_always``); deny and
+    timeout → ``reject_once`` (else ``reject_always``), never an allow; ``cancelled`` only
+    while the turn is being cancelled (or when the agent offers no reject option)."""
+    if not cancelling:
+        kinds = (
+            ("allow_once", "allow_always") if outcome.allowed else ("reject_once", "reject_always")
+        )
+        for kind in kinds:
+            for option in options:
+                if option.kind == kind:
+                    return schema.RequestPermissionResponse(
+                        outcome=schema.AllowedOutcome(
+                            outcome="selected", option_id=option.option_id
+                        )
+                    )
+    return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+
+
+def _turn_usage(response: schema.PromptResponse, cost: float | None) -> TokenUsage | None:
+    fields: dict[str, Any] = {}
+    if response.usage is not None:
+        usage = response.usage
+        fields = {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cached_read_tokens,
+            "cache_write_tokens": usage.cached_write_tokens,
+        }
+    else:  # gemini: only PromptResponse._meta.quota.token_count
+        quota = (response.field_meta or {}).get("quota")
+        counts = quota.get("token_count") if isinstance(quota, dict) else None
+        if isinstance(counts, dict):
+            fields = {
+                "input_tokens": counts.get("input_tokens"),
+                "output_tokens": counts.get("output_tokens"),
+            }
+    if cost is not None:
+        fields["cost_usd"] = cost
+    fields = {k: v for k, v in fields.items() if v is not None}
+    return TokenUsage(**fields) if fields else None
+
+
+def _empty(usage: schema.Usage | None) -> bool:
+    return usage is None or not (usage.input_tokens or usage.output_tokens or usage.total_tokens)
+
+
+class AcpAdapter(Adapter[AcpSettings]):
+    """Runs an ACP agent (``adapter_type: "process"``, ``settings.protocol: "acp"``)."""
+
+    adapter_type: ClassVar[str] = "process"
+    settings_model: ClassVar[type[AdapterSettings]] = AcpSettings
+
+    def __init__(self, settings: AcpSettings) -> None:
+        if not isinstance(settings, AcpSettings):
+            raise TypeError(f"AcpAdapter needs AcpSettings, not {type(settings).__name__}")
+        super().__init__(settings)
+        self._ctx: SessionContext | None = None
+        self._bridge: Bridge | None = None
+        self._agent: AcpAgent | None = None
+        self._started: Started | None = None
+        self._turn: _TurnState | None = None
+        self._last_cancelled = False
+        self._closing = False
+        self._closed: CloseResult | None = None
+        self._exit: ExitStatus | None = None
+        self._session_cost: float | None = None
+
+    # ------------------------------------------------------------ what it is
+
+    @property
+    def acp_session_id(self) -> str | None:
+        """The agent's session id (give it as ``resume_session_id`` to resume)."""
+        return self._started.session_id if self._started is not None else None
+
+    def _mode_ids(self) -> set[str]:
+        modes = self._started.modes if self._started is not None else None
+        return {m.id for m in modes.available_modes} if modes is not None else set()
+
+    @property
+    def features(self) -> Features:
+        process = self._agent.process if self._agent is not None else None
+        return Features(
+            adapter_type=self.adapter_type,
+            plan_mode=self.settings.modes.get("plan") in self._mode_ids(),
+            thinking=True,
+            tool_events=True,
+            permission_requests=True,
+            abort=True,
+            images=False,
+            process_containment=process.containment if process is not None else None,
+        )
+
+    @property
+    def agent_info(self) -> AgentInfo:
+        info = self._started.init.agent_info if self._started is not None else None
+        name = self.settings.agent_name or (info.name if info is not None else None)
+        return AgentInfo(
+            name=name or Path(self.settings.command[0]).name,
+            version=info.version if info is not None else None,
+        )
+
+    @property
+    def notices(self) -> list[str]:
+        if self.settings.env_policy != "inherit":
+            return []
+        return [
+            "the agent gets this shell's whole environment, secrets included "
+            "(env_policy=inherit); --setting env_policy=allowlist passes only "
+            f"{', '.join(self.settings.env_allowlist)} and the variables named in `env`"
+        ]
+
+    # ------------------------------------------------------------ start
+
+    async def start(self, ctx: SessionContext) -> None:
+        self._ctx = ctx
+        log = ctx.log.bind(adapter="acp")
+        workspace = ctx.workspace
+        if not workspace.is_absolute() or not workspace.is_dir():
+            raise StartFailed.of(
+                f"the workspace must be an existing absolute directory, not {str(workspace)!r}"
+            )
+        bridge = Bridge.for_current_loop(ctx.start_soon)
+        await bridge.open()
+        self._bridge = bridge
+        ctx.start_soon(self._pump, name="acp pump")
+        agent = AcpAgent(bridge, log)
+        self._agent = agent
+        settings = self.settings
+        env = agent_env(settings, session_id=ctx.session_id, workspace=workspace)
+        try:
+            self._started = await bridge.call(
+                lambda: agent.start(
+                    list(settings.command),
+                    cwd=workspace,
+                    env=env,
+                    marker=(SESSION_ID_VAR, ctx.session_id),
+                    stderr_tail_bytes=settings.stderr_tail_bytes,
+                    max_line_bytes=settings.max_line_bytes,
+                    timeout=settings.start_timeout,
+                    resume=settings.resume_session_id,
+                )
+            )
+        except Exception as exc:
+            tail = agent.process.stderr_tail() if agent.process is not None else None
+            self._closed = await self._shutdown()
+            what = "resume the session" if settings.resume_session_id else "start the agent"
+            raise StartFailed.of(
+                f"cannot {what} {settings.command[0]!r}: {_describe(exc)}", stderr_tail=tail
+            ) from exc
+        log.info("acp session ready", acp_session_id=self._started.session_id)
+
+    # ------------------------------------------------------------ the agent's messages
+
+    async def _pump(self) -> None:
+        assert self._bridge is not None
+        assert self._ctx is not None
+        ctx = self._ctx
+        async for item in self._bridge.items:
+            try:
+                await self._handle(ctx, item)
+            except Exception:  # never lose the pump over one message
+                ctx.log.exception("cannot translate an ACP message", item=repr(item)[:300])
+
+    async def _handle(self, ctx: SessionContext, item: object) -> None:
+        turn = self._turn
+        if isinstance(item, _Barrier):
+            item.event.set()
+        elif isinstance(item, Update):
+            update = item.update
+            if isinstance(update, schema.CurrentModeUpdate) and self._started is not None:
+                modes = self._started.modes
+                if modes is not None:
+                    modes.current_mode_id = update.current_mode_id
+            if turn is None:
+                ctx.log.debug("ACP update outside a turn", kind=type(update).__name__)
+                return
+            for payload in turn.translator.update(update):
+                await ctx.emit(payload)
+        elif isinstance(item, Permission):
+            if turn is None:
+                self._answer(item, choose_option(_DENY, item.options, cancelling=False))
+                return
+            for payload in turn.translator.announce(item.tool_call):
+                await ctx.emit(payload)
+            turn.pending.append(item)
+            ctx.start_soon(lambda: self._ask(ctx, turn, item), name="acp permission")
+        elif isinstance(item, UsageReport):
+            if item.cost is not None:
+                before = self._session_cost
+                self._session_cost = item.cost
+                if turn is not None:
+                    spent = item.cost - (before or 0.0)
+                    turn.cost = (turn.cost or 0.0) + max(spent, 0.0)
+        elif isinstance(item, LineTooLong):
+            await ctx.emit(
+                AgentError(
+                    severity="warning",
+                    error_code="FRAME_TOO_LARGE",
+                    message=f"the agent wrote a {item.size}-byte line; it was skipped",
+                )
+            )
+        elif isinstance(item, Exited):
+            self._exit = item.status
+            if not self._closing:
+                tail = (
+                    self._agent.process.stderr_tail()
+                    if self._agent and self._agent.process
+                    else None
+                )
+                ctx.agent_exited(
+                    AgentExit(
+                        exit_code=item.status.exit_code,
+                        signal=item.status.signal,
+                        error=item.status.error(tail),
+                    )
+                )
+
+    def _answer(self, item: Permission, response: schema.RequestPermissionResponse) -> None:
+        assert self._bridge is not None
+        self._bridge.resolve(item.future, response)
+
+    async def _ask(self, ctx: SessionContext, turn: _TurnState, item: Permission) -> None:
+        call = item.tool_call
+        name = turn.translator.known_tool_name(call.tool_call_id) or tool_name(call)
+        question = Question.permission(
+            name,
+            tool_input=tool_input(call),
+            tool_call_id=call.tool_call_id,
+            turn_id=turn.turn.turn_id,
+            title=call.title,
+            timeout_ms=self.settings.interaction_timeout_ms,
+        )
+        try:
+            outcome = await ctx.interact(question)
+        finally:
+            if item in turn.pending:
+                turn.pending.remove(item)
+        cancelling = turn.aborting or outcome.reason in ("aborted", "closed")
+        self._answer(item, choose_option(outcome, item.options, cancelling=cancelling))
+
+    # ------------------------------------------------------------ turns
+
+    async def _send(self, turn: _TurnState) -> schema.PromptResponse:
+        assert self._bridge is not None
+        assert self._agent is not None
+        agent = self._agent
+        try:
+            response = await self._bridge.call(agent.prompt, turn.turn.text)
+        except RequestError as exc:
+            raise AgentFailure.of(f"the agent could not run the prompt: {_describe(exc)}") from exc
+        except ConnectionError as exc:
+            raise AgentFailure.of(f"the agent went away: {exc}") from exc
+        finally:
+            await self._drain()
+        return response
+
+    async def _drain(self) -> None:
+        """Wait until every message the agent sent before now has been handled."""
+        assert self._bridge is not None
+        barrier = _Barrier()
+        self._bridge.post_here(barrier)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await barrier.event.wait()
+
+    async def prompt(self, turn: Turn) -> TurnResult:
+        state = _TurnState(turn, Translator(turn.turn_id))
+        self._turn = state
+        try:
+            response = await self._send(state)
+            if (
+                self._last_cancelled
+                and self.settings.resend_stale_prompt
+                and not state.aborting
+                and response.stop_reason == "end_turn"
+                and state.translator.updates == 0
+                and _empty(response.usage)
+            ):
+                # claude-agent-acp answered the cancelled turn's leftover result: this
+                # prompt's reply only comes with the next prompt. Ask again, once.
+                assert self._ctx is not None
+                self._ctx.log.info("stale answer after a cancelled turn; sending the prompt again")
+                response = await self._send(state)
+        finally:
+            self._turn = None
+        stop: StopReason = (
+            "cancelled"
+            if state.aborting
+            else _STOP_REASONS.get(str(response.stop_reason), "end_turn")
+        )
+        self._last_cancelled = stop == "cancelled"
+        return TurnResult(stop_reason=stop, usage=_turn_usage(response, state.cost))
+
+    async def abort(self, turn: Turn) -> None:
+        state = self._turn
+        if state is None or state.turn.turn_id != turn.turn_id or self._bridge is None:
+            return
+        state.aborting = True
+        cancelled = schema.RequestPermissionResponse(
+            outcome=schema.DeniedOutcome(outcome="cancelled")
+        )
+        for item in list(state.pending):
+            self._answer(item, cancelled)
+        if self._agent is not None:
+            try:
+                await self._bridge.call(self._agent.cancel)
+            except (ConnectionError, RequestError) as exc:
+                if self._ctx is not None:
+                    self._ctx.log.info("cannot send session/cancel", error=str(exc))
+
+    async def switch_mode(self, mode: Mode) -> None:
+        target = self.settings.modes.get(mode)
+        if target is None or target not in self._mode_ids():
+            raise UnsupportedOperation(f"this agent offers no {mode!r} mode")
+        assert self._bridge is not None
+        assert self._agent is not None
+        try:
+            await self._bridge.call(self._agent.set_mode, target, self.settings.request_timeout)
+        except (RequestError, ConnectionError, TimeoutError) as exc:
+            raise UnsupportedOperation(
+                f"the agent refused mode {target!r}: {_describe(exc)}"
+            ) from exc
+
+    # ------------------------------------------------------------ the end
+
+    async def _shutdown(self) -> CloseResult:
+        self._closing = True
+        status: ExitStatus | None = None
+        with anyio.CancelScope(shield=True):
+            bridge, agent = self._bridge, self._agent
+            self._bridge = None
+            if bridge is not None and agent is not None:
+                try:
+                    status = await bridge.call(
+                        agent.stop, self.settings.stdin_close_grace, self.settings.sigterm_grace
+                    )
+                finally:
+                    await bridge.aclose()
+        status = status or self._exit
+        if status is None:
+            return CloseResult()
+        return CloseResult(exit_code=status.exit_code, signal=status.signal)
+
+    async def close(self) -> CloseResult:
+        if self._closed is None:
+            self._closed = await self._shutdown()
+        return self._closed
+
+
+_DENY = InteractionOutcome(decision="deny", reason="closed")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, RequestError):
+        data = exc.data
+        details = data.get("details") if isinstance(data, dict) else data
+        return f"{exc} ({details})" if details else str(exc)
+    return str(exc) or type(exc).__name__

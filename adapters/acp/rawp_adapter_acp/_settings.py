@@ -1,0 +1,94 @@
+"""Settings of the ACP adapter (``adapter_type: "process"``, ``settings.protocol: "acp"``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rawp_adapters import AdapterSettings
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+"""qwen-code sends a 569 KB line (its skill list); asyncio's reader default is 64 KiB."""
+
+DEFAULT_ENV_ALLOWLIST = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "TMPDIR",
+)
+
+
+class AcpSettings(AdapterSettings):
+    """How one ACP agent is started and driven. Only ``command`` is needed."""
+
+    command: list[str] = Field(
+        min_length=1,
+        description='The agent\'s ACP command line, e.g. `["omp", "--mode", "acp"]` or '
+        '`["node", ".../claude-agent-acp/dist/index.js"]`.',
+    )
+    agent_name: str | None = Field(
+        default=None,
+        description="Name reported in session.capabilities; default the agent's own "
+        "(`initialize` agentInfo), else the binary's.",
+    )
+    env_policy: Literal["inherit", "allowlist"] = Field(
+        default="inherit",
+        description="`inherit` passes the parent's environment; `allowlist` only `env_allowlist`.",
+    )
+    env_allowlist: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST),
+        description="Variables kept from the parent's environment under `allowlist`.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra variables, applied after the policy (RAWP_* variables still win).",
+    )
+    resume_session_id: str | None = Field(
+        default=None,
+        description="Resume this ACP session with `session/load` (the agent must offer "
+        "`loadSession`); otherwise `session/new`.",
+    )
+    modes: dict[str, str] = Field(
+        default_factory=lambda: {"plan": "plan", "default": "default"},
+        description="The agent's mode id for each DPS mode (`session/set_mode`).",
+    )
+    resend_stale_prompt: bool = Field(
+        default=True,
+        description="A prompt right after a cancelled turn that the agent answers at once "
+        "with `end_turn`, no update and no usage (claude-agent-acp answers the cancelled "
+        "turn's leftover result) is sent again, once, so that the turn gets the reply to it.",
+    )
+    interaction_timeout_ms: int | None = Field(
+        default=None, ge=1, description="Deadline of permission questions; None: the session's."
+    )
+    start_timeout: float = Field(
+        default=60.0, gt=0, description="Seconds for `initialize` and `session/new|load`."
+    )
+    request_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds for `session/set_mode` and similar requests."
+    )
+    max_line_bytes: int = Field(
+        default=DEFAULT_MAX_LINE_BYTES,
+        ge=1024,
+        description="Longer stdout lines are skipped and reported as FRAME_TOO_LARGE.",
+    )
+    stdin_close_grace: float = Field(
+        default=0.5,
+        ge=0,
+        description="Seconds to exit after stdin is closed, before SIGTERM (claude-agent-acp "
+        "and codex-acp never exit on end of stdin).",
+    )
+    sigterm_grace: float = Field(
+        default=5.0, ge=0, description="Seconds to exit after SIGTERM, before SIGKILL."
+    )
+    stderr_tail_bytes: int = Field(
+        default=8192, ge=0, description="How much of the agent's stderr error frames quote."
+    )

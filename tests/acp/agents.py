@@ -1,0 +1,171 @@
+"""Real ACP agents, isolated and offline, for the ACP adapter's tests.
+
+``scripts/install-acp-peers`` installs them pinned into :data:`ACP_PEERS_DIR`
+(``.cache/acp-peers/{claude,codex,gemini,qwen}``); omp's ACP mode runs the omp that
+``scripts/install-peers`` put in ``.cache/peers/omp``. :func:`acp_settings` gives the
+adapter's settings for one agent against a scripted model server (command line, a
+throw-away ``HOME`` with the agent's config files, the environment), as
+``/work/shared/peer/ACP.md`` measured them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from tests.support.peers import REPO_ROOT, make_peer, peer_available
+
+AcpAgentName = Literal["omp", "claude", "qwen", "codex", "gemini"]
+ACP_AGENTS: tuple[AcpAgentName, ...] = get_args(AcpAgentName)
+ACP_PEERS_DIR = REPO_ROOT / ".cache" / "acp-peers"
+
+_ENTRY = {
+    "claude": "node_modules/@zed-industries/claude-agent-acp/dist/index.js",
+    "codex": "node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp",
+    "gemini": "node_modules/@google/gemini-cli/bundle/gemini.js",
+    "qwen": "node_modules/@qwen-code/qwen-code/cli.js",
+}
+_KEPT = ("PATH", "LANG", "LC_ALL", "USER", "LOGNAME", "SHELL", "TERM", "TZ")
+_DEAD_PROXY = "http://127.0.0.1:9"
+
+
+def acp_available(name: AcpAgentName) -> bool:
+    if name == "omp":
+        return peer_available("omp")
+    return (ACP_PEERS_DIR / name / _ENTRY[name]).exists()
+
+
+def wire_format(name: AcpAgentName) -> str:
+    """The model API the agent speaks: ``openai``, ``anthropic``, ``responses``, ``gemini``."""
+    return {
+        "omp": "openai",
+        "qwen": "openai",
+        "claude": "anthropic",
+        "codex": "responses",
+        "gemini": "gemini",
+    }[name]
+
+
+def _base_env(home: Path) -> dict[str, str]:
+    env = {key: os.environ[key] for key in _KEPT if key in os.environ}
+    env.setdefault("PATH", os.defpath)
+    tmp = home / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    env.update(
+        {
+            "HOME": str(home),
+            "TMPDIR": str(tmp),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "NO_COLOR": "1",
+            "HTTP_PROXY": _DEAD_PROXY,
+            "HTTPS_PROXY": _DEAD_PROXY,
+            "http_proxy": _DEAD_PROXY,
+            "https_proxy": _DEAD_PROXY,
+            "NO_PROXY": "127.0.0.1,localhost,::1",
+            "no_proxy": "127.0.0.1,localhost,::1",
+        }
+    )
+    return env
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+_QUIET_SETTINGS = {
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+}
+
+
+def acp_settings(
+    name: AcpAgentName, *, llm_url: str, home: Path, **extra: Any
+) -> tuple[dict[str, Any], Path]:
+    """The adapter settings (``protocol`` left out) running ``name`` against the scripted
+    model server at ``llm_url`` (``http://127.0.0.1:PORT``, no path), and its workspace."""
+    home = home.resolve()
+    workspace = home / "ws"
+    workspace.mkdir(parents=True, exist_ok=True)
+    node = "node"
+    root = ACP_PEERS_DIR / name
+    if name == "omp":
+        peer = make_peer("omp", llm_base_url=f"{llm_url}/v1", home=home, cwd=workspace)
+        argv = [a if a != "rpc" else "acp" for a in peer.argv]
+        argv += ["--approval-mode", "always-ask"]
+        env = peer.env
+    else:
+        env = _base_env(home)
+        if name == "claude":
+            argv = [node, str(root / _ENTRY["claude"])]
+            env.update(
+                {
+                    "ANTHROPIC_BASE_URL": llm_url,
+                    "ANTHROPIC_API_KEY": "test-key",
+                    "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+                    "CLAUDE_CODE_TMPDIR": str(home / "tmp"),
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                    "DISABLE_AUTOUPDATER": "1",
+                    "DISABLE_TELEMETRY": "1",
+                    "DISABLE_ERROR_REPORTING": "1",
+                    "CLAUDE_CODE_MAX_RETRIES": "0",
+                }
+            )
+            if os.geteuid() == 0:
+                env["IS_SANDBOX"] = "1"  # claude-agent-acp refuses root otherwise
+        elif name == "qwen":
+            argv = [node, str(root / _ENTRY["qwen"]), "--acp", "--auth-type", "openai"]
+            argv += ["--model", "fake-model", "--approval-mode", "default"]
+            env.update(
+                {
+                    "OPENAI_BASE_URL": f"{llm_url}/v1",
+                    "OPENAI_API_KEY": "test-key",
+                    "OPENAI_MODEL": "fake-model",
+                }
+            )
+            settings = {"security": {"auth": {"selectedType": "openai"}}, **_QUIET_SETTINGS}
+            _write_json(home / ".qwen" / "settings.json", settings)
+        elif name == "codex":
+            argv = [str(root / _ENTRY["codex"])]
+            codex_home = home / ".codex"
+            codex_home.mkdir(parents=True, exist_ok=True)
+            (codex_home / "config.toml").write_text(
+                'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "untrusted"\n'
+                'sandbox_mode = "danger-full-access"\n[model_providers.fake]\nname = "fake"\n'
+                f'base_url = "{llm_url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_LLM_KEY"\n'
+                "request_max_retries = 0\nstream_max_retries = 0\n[analytics]\nenabled = false\n"
+                '[otel]\nexporter = "none"\n',
+                encoding="utf-8",
+            )
+            env.update({"CODEX_HOME": str(codex_home), "FAKE_LLM_KEY": "x", "RUST_LOG": "warn"})
+        else:
+            argv = [node, str(root / _ENTRY["gemini"]), "--acp", "--model", "gemini-2.5-flash"]
+            env.update(
+                {
+                    "GEMINI_API_KEY": "test-key",
+                    "GOOGLE_GEMINI_BASE_URL": llm_url,
+                    "GEMINI_CLI_NO_RELAUNCH": "true",
+                    "GEMINI_TELEMETRY_ENABLED": "false",
+                }
+            )
+            settings = {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "model": {"name": "gemini-2.5-flash"},
+                **_QUIET_SETTINGS,
+            }
+            _write_json(home / ".gemini" / "settings.json", settings)
+    settings_out: dict[str, Any] = {
+        "command": argv,
+        "agent_name": name,
+        "env_policy": "allowlist",
+        "env_allowlist": [],
+        "env": env,
+        **extra,
+    }
+    return settings_out, workspace

@@ -1,0 +1,178 @@
+"""The ACP adapter against real ACP agents, offline, each against the project's
+scripted model server on 127.0.0.1 (see ``tests/acp/agents.py`` and
+``scripts/install-acp-peers``). One session per scenario group keeps them lean:
+
+- a text turn, a tool call allowed / denied / left to its deadline, an explicit end
+  that leaves no process behind;
+- an abort while text streams and while a permission is pending, then a turn that
+  gets its own answer (claude-agent-acp's off-by-one after a cancel absorbed);
+- resume with ``session/load`` in a second session, where the agent can.
+
+Every frame stream is checked against the DPS invariants (``drive``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from rawp_adapters import AgentMetadata, create_adapter
+from rawp_adapters.frames import (
+    InteractionRequestFrame,
+    InteractionResolvedFrame,
+    SessionCapabilitiesFrame,
+    ToolInvokeRequestFrame,
+)
+from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
+from tests.acp.agents import ACP_AGENTS, AcpAgentName, acp_available, acp_settings, wire_format
+from tests.support.llm_anthropic import ScriptedAnthropic
+from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
+
+pytestmark = [pytest.mark.anyio, pytest.mark.acp]
+
+TIMEOUT = 90.0
+"""Bound of every wait on a real agent (qwen and gemini start in 1-2 s, slower under load)."""
+
+AGENTS = [
+    pytest.param(
+        name,
+        marks=pytest.mark.skipif(
+            not acp_available(name),
+            reason=f"{name} is not installed: run scripts/install-acp-peers",
+        ),
+    )
+    for name in ACP_AGENTS
+]
+
+SHELL_TOOL = {"omp": "execute", "claude": "Bash", "qwen": "execute", "codex": "execute"}
+"""``context.tool_name`` of the agents' shell tool (claude-agent-acp names its tools;
+the others give the ACP kind)."""
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, str]]:
+    """One scripted model server per wire format, ``http://127.0.0.1:PORT`` each."""
+    with ExitStack() as stack:
+        openai = stack.enter_context(ScriptedOpenAI())
+        anthropic = stack.enter_context(ScriptedAnthropic())
+        yield {
+            "openai": openai.base_url.removesuffix("/v1"),
+            "anthropic": anthropic.base_url.removesuffix("/v1"),
+        }
+
+
+def make_adapter(
+    name: AcpAgentName, servers: dict[str, str], home: Path, **extra: Any
+) -> tuple[Any, Path]:
+    fmt = wire_format(name)
+    if fmt not in servers:
+        pytest.skip(f"no scripted {fmt} server")
+    settings, workspace = acp_settings(name, llm_url=servers[fmt], home=home, **extra)
+    metadata = AgentMetadata(adapter_type="process", settings={"protocol": "acp", **settings})
+    return create_adapter(metadata), workspace
+
+
+def marked(session_id: str) -> list[int]:
+    """Processes still carrying this session's marker."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("RAWP_SESSION_ID") == session_id:
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("name", AGENTS)
+async def test_text_then_a_tool_allowed_denied_and_timed_out_then_an_end_that_leaves_nothing(
+    name: AcpAgentName, servers: dict[str, str], tmp_path: Path
+) -> None:
+    adapter, workspace = make_adapter(name, servers, tmp_path, interaction_timeout_ms=1500)
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        text = await d.prompt("Say hello.")
+        allowed = await d.prompt("RUN_BASH touch allowed.txt")
+        d.policy = deny_all
+        denied = await d.prompt("RUN_BASH touch denied.txt")
+        d.policy = never_answer
+        timed_out = await d.prompt("RUN_BASH touch late.txt")
+        closed = await d.end()
+
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    assert caps.payload.adapter_type == "process"
+    assert caps.payload.features.permission_requests
+    assert caps.payload.features.process_containment is not None
+    assert text.stop_reason == "end_turn"
+    assert DEFAULT_TEXT in text.text or "Hello" in text.text
+    assert (workspace / "allowed.txt").exists()
+    assert not (workspace / "denied.txt").exists()
+    assert not (workspace / "late.txt").exists()
+    outcomes = []
+    for turn in (allowed, denied, timed_out):
+        (request,) = turn.of_type(InteractionRequestFrame)
+        assert request.payload.context is not None
+        assert request.payload.context.tool_name == SHELL_TOOL.get(name, "execute")
+        calls = {c.payload.invocation_id for c in turn.of_type(ToolInvokeRequestFrame)}
+        assert request.payload.context.tool_call_id in calls
+        (resolved,) = turn.of_type(InteractionResolvedFrame)
+        outcomes.append(resolved.payload.outcome)
+    assert outcomes == ["allowed", "denied", "timed_out"]
+    assert closed.payload.reason == "explicit"
+    assert marked(d.session.session_id) == []
+
+
+@pytest.mark.parametrize("name", AGENTS)
+async def test_abort_while_streaming_and_while_a_permission_waits_then_turns_stay_aligned(
+    name: AcpAgentName, servers: dict[str, str], tmp_path: Path
+) -> None:
+    adapter, workspace = make_adapter(name, servers, tmp_path)
+    async with drive(adapter, workspace=workspace, policy=never_answer, timeout=TIMEOUT) as d:
+        start = await d.start_prompt("SLOW_STREAM 400 50")
+        turn_id = start.payload.turn_id
+        await d.wait_for("agent.text.delta", where=lambda f: f.payload.turn_id == turn_id)
+        await d.send(d.control.abort(turn_id))
+        streaming = await d.wait_turn(turn_id)
+
+        start = await d.start_prompt("RUN_BASH touch never.txt")
+        turn_id = start.payload.turn_id
+        await d.wait_for(InteractionRequestFrame, where=lambda f: f.payload.turn_id == turn_id)
+        await d.send(d.control.abort(turn_id))
+        pending = await d.wait_turn(turn_id)
+
+        d.policy = allow_all
+        after = await d.prompt("Say hello.")
+
+    assert streaming.stop_reason == "cancelled"
+    assert pending.stop_reason == "cancelled"
+    (resolved,) = pending.of_type(InteractionResolvedFrame)
+    assert resolved.payload.outcome != "allowed"
+    assert not (workspace / "never.txt").exists()
+    assert after.stop_reason == "end_turn"
+    assert "Hello" in after.text
+    assert "tick" not in after.text
+
+
+RESUMABLE = [p for p in AGENTS if p.values[0] != "gemini"]
+
+
+@pytest.mark.parametrize("name", RESUMABLE)
+async def test_a_second_session_resumes_the_first_with_session_load(
+    name: AcpAgentName, servers: dict[str, str], tmp_path: Path
+) -> None:
+    first, workspace = make_adapter(name, servers, tmp_path)
+    async with drive(first, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.prompt("Say hello.")
+    acp_session = first.acp_session_id
+    assert acp_session
+
+    again, workspace = make_adapter(name, servers, tmp_path, resume_session_id=acp_session)
+    async with drive(again, workspace=workspace, timeout=TIMEOUT) as d:
+        resumed = await d.prompt("Say hello.")
+    assert again.acp_session_id == acp_session
+    assert resumed.stop_reason == "end_turn"
+    assert "Hello" in resumed.text
