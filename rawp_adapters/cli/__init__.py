@@ -1,6 +1,6 @@
 """The ``rawp-adapters`` command: list adapters, print the frame schemas, run one
-prompt from the terminal, or bridge any adapter over stdio for a Master in any
-language."""
+prompt from the terminal, bridge any adapter over stdio for a Master in any
+language, or check an adapter against the conformance kit."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from rawp_adapters._errors import RawpError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES
 from rawp_adapters._registry import create_adapter
 from rawp_adapters._schema import frame_types
+from rawp_adapters.cli._check import check_command
 from rawp_adapters.cli._commands import (
     adapters_command,
     parse_settings,
@@ -23,6 +24,7 @@ from rawp_adapters.cli._commands import (
     schema_command,
     serve_command,
 )
+from rawp_adapters.testing._kit import PERMISSION_TIMEOUT_MS, Prompts, select_rules
 
 EXIT_USAGE = 2
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -40,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return adapters_command(as_json=args.json)
     if args.command == "schema":
         return _schema(parser, args)
+    if args.command == "check":
+        return _check(parser, args)
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         parser.error(f"--workspace {args.workspace} is not a directory")
@@ -83,15 +87,44 @@ def _schema(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     )
 
 
-def _create_adapter(args: argparse.Namespace) -> Adapter:
-    settings = parse_settings(args.setting, args.settings_json)
-    metadata = AgentMetadata(
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    workspace = None
+    if args.workspace is not None:
+        workspace = Path(args.workspace).resolve()
+        if not workspace.is_dir():
+            parser.error(f"--workspace {args.workspace} is not a directory")
+    try:
+        rules = select_rules(args.rule)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        metadata = _metadata(args)
+        create_adapter(metadata)  # fails here, before any rule, on unknown types or settings
+    except (RawpError, ValueError) as exc:
+        sys.stderr.write(f"rawp-adapters: {exc}\n")
+        return EXIT_USAGE
+    return check_command(
+        metadata,
+        prompts=Prompts(answer=args.answer_prompt, tool=args.tool_prompt, busy=args.busy_prompt),
+        rules=rules,
+        workspace=workspace,
+        timeout=args.timeout,
+        permission_timeout_ms=args.permission_timeout_ms,
+        backend=args.backend,
+    )
+
+
+def _metadata(args: argparse.Namespace) -> AgentMetadata:
+    return AgentMetadata(
         adapter_type=args.adapter,
-        settings=settings,
+        settings=parse_settings(args.setting, args.settings_json),
         single_turn_process=args.single_turn_process,
         allow_import_paths=args.allow_import_path,
     )
-    return create_adapter(metadata)
+
+
+def _create_adapter(args: argparse.Namespace) -> Adapter:
+    return create_adapter(_metadata(args))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,39 +165,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     schema.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE")
 
-    agent = argparse.ArgumentParser(add_help=False)
-    agent.add_argument(
-        "--adapter", default="sdk", metavar="TYPE", help="installed adapter_type (default: sdk)"
-    )
-    agent.add_argument(
+    settings = argparse.ArgumentParser(add_help=False)
+    settings.add_argument(
         "--setting",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="an adapter setting; VALUE is read as JSON when it parses (repeatable)",
     )
-    agent.add_argument(
+    settings.add_argument(
         "--settings-json", metavar="JSON", help="adapter settings as one JSON object"
     )
-    agent.add_argument(
+    settings.add_argument(
         "--allow-import-path",
         action="store_true",
         help="let settings name Python code to import (module:attr), e.g. an SDK core; "
         "off by default, so settings can only pick installed plugins",
     )
-    agent.add_argument(
+    settings.add_argument(
         "--single-turn-process",
         action="store_true",
         help="start the agent once per prompt (RAWP-DPS §18)",
     )
-    agent.add_argument(
-        "--workspace", default=".", metavar="DIR", help="the agent's workspace (default: .)"
-    )
-    agent.add_argument(
+    settings.add_argument(
         "--backend",
         choices=("asyncio", "trio"),
         default="asyncio",
         help="event loop to run on (default: asyncio; trio needs rawp-adapters[trio])",
+    )
+
+    agent = argparse.ArgumentParser(add_help=False, parents=[settings])
+    agent.add_argument(
+        "--adapter", default="sdk", metavar="TYPE", help="installed adapter_type (default: sdk)"
+    )
+    agent.add_argument(
+        "--workspace", default=".", metavar="DIR", help="the agent's workspace (default: .)"
     )
 
     run = commands.add_parser(
@@ -209,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         "per line. Bad input gets session.error INVALID_FRAME. End of stdin ends the "
         "session. Logs go to stderr.",
     )
+    _add_check(commands, common, settings)
     serve.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout")
     serve.add_argument(
         "--max-line-bytes",
@@ -218,6 +254,55 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"longest control line accepted (default: {DEFAULT_MAX_LINE_BYTES})",
     )
     return parser
+
+
+def _add_check(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    settings: argparse.ArgumentParser,
+) -> None:
+    check = commands.add_parser(
+        "check",
+        parents=[common, settings],
+        help="run the conformance kit against an installed adapter",
+        description="Put fresh sessions of an installed adapter through the behavioural "
+        "contract, rule by rule (MUST, CAPABILITY, ADVISORY). Rules that need a prompt "
+        "not given, or a feature the adapter does not claim, are skipped with the reason. "
+        "Exit code: 0 no rule failed, 1 a rule failed, 2 usage.",
+    )
+    check.add_argument("adapter", metavar="ADAPTER_TYPE", help="installed adapter_type")
+    check.add_argument(
+        "--answer-prompt",
+        default=Prompts().answer,
+        metavar="TEXT",
+        help=f"a prompt the agent answers in a short turn (default: {Prompts().answer!r})",
+    )
+    check.add_argument(
+        "--tool-prompt", metavar="TEXT", help="a prompt that makes the agent call a gated tool"
+    )
+    check.add_argument(
+        "--busy-prompt", metavar="TEXT", help="a prompt the agent streams for seconds"
+    )
+    check.add_argument(
+        "--rule", action="append", metavar="ID", help="run only this rule (repeatable)"
+    )
+    check.add_argument(
+        "--workspace", metavar="DIR", help="run in DIR (default: a new temporary one per rule)"
+    )
+    check.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="bound on every wait for the agent (default: 60)",
+    )
+    check.add_argument(
+        "--permission-timeout-ms",
+        type=_positive_int,
+        default=PERMISSION_TIMEOUT_MS,
+        metavar="MS",
+        help="the session's default permission deadline (default: %(default)s)",
+    )
 
 
 def _positive_seconds(text: str) -> float:

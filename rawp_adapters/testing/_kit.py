@@ -61,6 +61,8 @@ ABORT_ADVISED_S = 0.2
 """An abort should end its turn within this."""
 CLOSE_ADVISED_S = 1.0
 """An explicit end should give ``session.closed`` within this."""
+PERMISSION_TIMEOUT_MS = 1000
+"""The sessions' default permission deadline unless the subject names another."""
 _CONTEXT_FRAMES = 4
 """Frames shown either side of the one a failure points at."""
 
@@ -97,7 +99,7 @@ class ConformanceSubject:
     workspace: str | Path | None = None
     prompts: Prompts = field(default_factory=Prompts)
     adapter_type: str | None = None
-    permission_timeout_ms: int = 1000
+    permission_timeout_ms: int = PERMISSION_TIMEOUT_MS
     timeout: float = 60.0
 
 

@@ -15,6 +15,7 @@ PLUGIN = {
     "distribution": "rawp-cli-test-plugin",
     "version": "1.2.3",
     "target": "tests.cli.agents:PluginAdapter",
+    "protocol": None,
 }
 
 
