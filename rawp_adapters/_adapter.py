@@ -16,7 +16,7 @@ interaction broker and ``session.closed`` last. An adapter only:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, Self
@@ -157,6 +157,10 @@ class SessionContext(Protocol):
 
     async def emit(self, payload: ClientPayload) -> None:
         """Send one payload to the Master, in order. Waits while the host is far behind."""
+
+    async def emit_many(self, payloads: Iterable[ClientPayload]) -> None:
+        """:meth:`emit` each payload, in order, waiting (if at all) once after the last:
+        for what an agent produced at one moment (e.g. one read of its output)."""
 
     async def interact(self, question: Question) -> InteractionOutcome:
         """Ask the Master and wait. Never raises for timeout, abort or close: those deny."""

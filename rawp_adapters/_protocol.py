@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -90,8 +90,21 @@ REMEMBERED_UNKNOWN_TYPES: Final = 64
 """Distinct unknown control frame types logged once each; later ones are not logged."""
 REMEMBERED_FINISHED_INTERACTIONS: Final = 1024
 """Finished interaction ids kept to tell a late answer from an unknown one."""
+REMEMBERED_FINISHED_TOOLS: Final = 1024
+"""Finished tool calls of a turn kept to drop a repeated start of one."""
 _STEP_METADATA: Final = FrameMetadata.model_validate({"usage_scope": "step"})
 _USAGE_FIELDS: Final = tuple(TokenUsage.model_fields)
+_FRAME_TYPES: Final[dict[type[Any], tuple[type[Any], str]]] = {
+    payload_class: (frame_class, frame_class.model_fields["type"].default)
+    for payload_class, frame_class in FRAME_CLASS_BY_PAYLOAD.items()
+}
+"""Each payload model's frame model and ``type``."""
+_FRAME_FIELDS: Final = frozenset(
+    ("version", "session_id", "seq", "timestamp", "payload", "metadata")
+)
+"""The envelope fields the session sets (pydantic's ``model_fields_set`` of its frames)."""
+_new = object.__new__
+_set = object.__setattr__
 
 
 # ------------------------------------------------------------------ effects
@@ -169,6 +182,8 @@ class _TurnState:
     ended: bool = False
     tools: dict[str, None] = field(default_factory=dict)
     """Tool calls with no result yet, in the order they started."""
+    finished_tools: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    """The last :data:`REMEMBERED_FINISHED_TOOLS` tool calls that have their result."""
     blocks: dict[tuple[bool, int], list[str]] = field(default_factory=dict)
     """Open text (False) and thinking (True) blocks by index: the text so far."""
     redacted: set[int] = field(default_factory=set)
@@ -717,6 +732,11 @@ class SessionProtocol:
 
     # ------------------------------------------------------------ emitting
 
+    def put_many(self, payloads: Iterable[ClientPayload]) -> None:
+        """:meth:`put` each payload in turn (what the adapter produced at one moment)."""
+        for payload in payloads:
+            self.put(payload)
+
     def put(self, payload: ClientPayload) -> None:
         """Number one payload into a frame, after the turn rules have had their say."""
         if self.sealed:
@@ -756,18 +776,28 @@ class SessionProtocol:
             self._log.warning("frame after session.closed dropped", payload=type(payload).__name__)
             return
         self.seq += 1
-        # Validated construction is faster than model_construct (pydantic-core does it).
-        frame_class: Any = FRAME_CLASS_BY_PAYLOAD[type(payload)]
-        self._sink(
-            frame_class(
-                version=DPS_VERSION,
-                session_id=self.session_id,
-                seq=self.seq,
-                timestamp=self._clock(),
-                payload=payload,
-                metadata=metadata,
-            )
+        # The frame is built as pydantic would build it from these (validated) fields,
+        # without validating them again: the payload is a validated model of exactly the
+        # frame's payload type, and the envelope's fields are the session's own.
+        frame_class, frame_type = _FRAME_TYPES[type(payload)]
+        frame = _new(frame_class)
+        _set(
+            frame,
+            "__dict__",
+            {
+                "version": DPS_VERSION,
+                "type": frame_type,
+                "session_id": self.session_id,
+                "seq": self.seq,
+                "timestamp": self._clock(),
+                "metadata": metadata,
+                "payload": payload,
+            },
         )
+        _set(frame, "__pydantic_fields_set__", set(_FRAME_FIELDS))
+        _set(frame, "__pydantic_extra__", None)
+        _set(frame, "__pydantic_private__", None)
+        self._sink(frame)
 
     def _track(self, turn: _TurnState, payload: ClientPayload) -> bool:
         """Keep the turn's open blocks and tool calls; False drops a duplicate or orphan."""
@@ -783,7 +813,10 @@ class SessionProtocol:
             case TextDone() | ThinkingDone():
                 turn.blocks.pop((isinstance(payload, ThinkingDone), payload.index), None)
             case ToolInvokeRequest():
-                if payload.invocation_id in turn.tools:
+                if (
+                    payload.invocation_id in turn.tools
+                    or payload.invocation_id in turn.finished_tools
+                ):
                     self._log.debug("duplicate tool call dropped", invocation=payload.invocation_id)
                     return False
                 turn.tools[payload.invocation_id] = None
@@ -796,6 +829,9 @@ class SessionProtocol:
                     self._log.debug("result of no running tool call dropped")
                     return False
                 del turn.tools[payload.invocation_id]
+                turn.finished_tools[payload.invocation_id] = None
+                if len(turn.finished_tools) > REMEMBERED_FINISHED_TOOLS:
+                    turn.finished_tools.popitem(last=False)
         return True
 
     def session_error(self, code: SessionErrorCode, message: str) -> None:

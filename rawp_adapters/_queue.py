@@ -70,6 +70,22 @@ class FrameQueue(Generic[T]):
             self._room = None
         return item
 
+    async def get_all(self) -> list[T]:
+        """Every item queued, at least one (waits for it); ``EndOfStream`` once closed
+        and drained. For a reader that handles what came at once together."""
+        while not self._items:
+            if self._closed:
+                raise anyio.EndOfStream
+            if self._readable is None:
+                self._readable = anyio.Event()
+            await self._readable.wait()
+        items = list(self._items)
+        self._items.clear()
+        if self._room is not None:
+            self._room.set()
+            self._room = None
+        return items
+
     async def __aiter__(self) -> AsyncIterator[T]:
         while True:
             try:

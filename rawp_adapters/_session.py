@@ -166,6 +166,12 @@ class Session:
         """The next frame; raises ``anyio.EndOfStream`` after ``session.closed``."""
         return await self._queue.get()
 
+    async def receive_all(self) -> list[ClientFrame]:
+        """Every frame queued, at least one (waits for it); raises ``anyio.EndOfStream``
+        after ``session.closed``. For a host that handles what came at once together
+        (:func:`rawp_adapters.host.serve_stream` writes it in one go)."""
+        return await self._queue.get_all()
+
     async def wait_closed(self) -> None:
         await self._closed.wait()
 
@@ -350,6 +356,11 @@ class Session:
         if self._queue.full:  # the hot path skips the await when there is room
             await self._queue.wait_for_room()
 
+    async def _emit_many(self, payloads: Iterable[ClientPayload]) -> None:
+        self._protocol.put_many(payloads)
+        if self._queue.full:
+            await self._queue.wait_for_room()
+
     async def _interact(self, question: Question) -> InteractionOutcome:
         protocol = self._protocol
         opened = protocol.open_interaction(question)
@@ -390,6 +401,9 @@ class _Context:
 
     async def emit(self, payload: ClientPayload) -> None:
         await self._session._emit(payload)
+
+    async def emit_many(self, payloads: Iterable[ClientPayload]) -> None:
+        await self._session._emit_many(payloads)
 
     async def interact(self, question: Question) -> InteractionOutcome:
         return await self._session._interact(question)

@@ -8,15 +8,13 @@ from typing import Final
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from rawp_adapters._codec import encode_frame
+from rawp_adapters._codec import FrameEncoder
 from rawp_adapters._errors import SessionClosedError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
 from rawp_adapters._logging import get_logger
 from rawp_adapters._session import Session
 
-_PENDING_WRITES: Final = 256
 _STREAM_FAILED: Final = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 
 _log = get_logger("rawp_adapters.host")
@@ -39,11 +37,11 @@ async def serve_stream(
     Returns whether every frame was written. The streams stay open: they are the
     caller's.
     """
-    to_write, writes = anyio.create_memory_object_stream[bytes](_PENDING_WRITES)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_read_control, session, receive, max_line_bytes)
-        tg.start_soon(_encode_frames, session, to_write)
-        written = await _write_lines(writes, send, on_broken=partial(tg.start_soon, session.close))
+        written = await _write_frames(
+            session, send, on_broken=partial(tg.start_soon, session.close)
+        )
         tg.cancel_scope.cancel()
     return written
 
@@ -63,38 +61,27 @@ async def _read_control(session: Session, receive: ByteReceiveStream, max_line_b
     await session.close()
 
 
-async def _encode_frames(session: Session, to_write: MemoryObjectSendStream[bytes]) -> None:
-    async with to_write:
-        async for frame in session:
-            await to_write.send(encode_frame(frame))
-
-
-async def _write_lines(
-    writes: MemoryObjectReceiveStream[bytes],
-    send: ByteSendStream,
-    *,
-    on_broken: Callable[[], object],
+async def _write_frames(
+    session: Session, send: ByteSendStream, *, on_broken: Callable[[], object]
 ) -> bool:
-    """Write every encoded frame until the session's stream ends. If ``send`` breaks,
-    calls ``on_broken`` once, drains the rest unwritten and returns False."""
+    """Write every frame until the session's stream ends: what is queued at once is
+    encoded and written in one go (a frame never waits for others to come). If ``send``
+    breaks, calls ``on_broken`` once, drains the rest unwritten and returns False."""
+    encode = FrameEncoder().encode
     broken = False
-    async with writes:
-        async for first in writes:
-            batch = [first]
-            while True:
-                try:
-                    batch.append(writes.receive_nowait())
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
-            if broken:
-                continue
-            try:
-                await send.send(b"".join(batch))
-            except _STREAM_FAILED as exc:
-                _log.error("writing frames failed; ending the session", error=_reason(exc))
-                broken = True
-                on_broken()
-    return not broken
+    while True:
+        try:
+            frames = await session.receive_all()
+        except anyio.EndOfStream:
+            return not broken
+        if broken:
+            continue
+        try:
+            await send.send(b"".join([encode(frame) for frame in frames]))
+        except _STREAM_FAILED as exc:
+            _log.error("writing frames failed; ending the session", error=_reason(exc))
+            broken = True
+            on_broken()
 
 
 def _reason(exc: BaseException) -> str:

@@ -12,17 +12,24 @@ from rawp_adapter_process._wire import WireError, WireMessage, decode_line
 from rawp_adapters import LineFramer, OversizedLine
 from rawp_adapters.frames import AgentError
 
+READ_BYTES = 256 * 1024
+"""The most read from the pipe at once."""
+BATCH_MESSAGES = 64
+"""The most messages handed on at once. A batch is what one read brings (it never waits
+for more to come), cut into batches this long so that a slow host is seen taking them
+one batch at a time (see :meth:`MessageReader.drained`)."""
 _PREVIEW_BYTES = 200
 _LOGGED_SKIPS = 20
 """Skipped lines logged one by one; the rest are counted (an agent may print banners or
 junk without end, before it is ready or after)."""
 
-OnMessage = Callable[[WireMessage], Awaitable[None]]
+OnMessages = Callable[[list[WireMessage]], Awaitable[None]]
 OnError = Callable[[AgentError], Awaitable[None]]
 
 
 class MessageReader:
-    """Feeds every message on the agent's stdout to ``on_message`` until it ends.
+    """Feeds every message on the agent's stdout to ``on_messages`` until it ends, the
+    messages of one read together, in order.
 
     An oversized line is skipped and reported through ``on_error`` (FRAME_TOO_LARGE); a
     line that is not a JSON event is skipped, and logged if it is one of the first
@@ -35,14 +42,14 @@ class MessageReader:
         stream: anyio.abc.ByteReceiveStream,
         *,
         max_line_bytes: int,
-        on_message: OnMessage,
+        on_messages: OnMessages,
         on_error: OnError,
         log: BoundLogger,
     ) -> None:
         self._stream = stream
         self._framer = LineFramer(max_line_bytes)
         self._max_line_bytes = max_line_bytes
-        self._on_message = on_message
+        self._on_messages = on_messages
         self._on_error = on_error
         self._log = log
         self._lines = 0
@@ -52,7 +59,11 @@ class MessageReader:
 
     async def run(self) -> None:
         try:
-            async for chunk in self._stream:
+            while True:
+                try:
+                    chunk = await self._stream.receive(READ_BYTES)
+                except anyio.EndOfStream:
+                    break
                 await self._handle(self._framer.feed(chunk))
             await self._handle(self._framer.close())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -74,9 +85,16 @@ class MessageReader:
         return self.done.is_set()
 
     async def _handle(self, items: list[bytes | OversizedLine]) -> None:
+        messages: list[WireMessage] = []
         for item in items:
             self._lines += 1
+            if len(messages) == BATCH_MESSAGES:
+                await self._on_messages(messages)
+                messages = []
             if isinstance(item, OversizedLine):
+                if messages:
+                    await self._on_messages(messages)
+                    messages = []
                 await self._on_error(
                     AgentError(
                         severity="error",
@@ -92,7 +110,9 @@ class MessageReader:
                 self._skip(item, exc)
                 continue
             if message is not None:
-                await self._on_message(message)
+                messages.append(message)
+        if messages:
+            await self._on_messages(messages)
 
     def _skip(self, line: bytes, error: WireError) -> None:
         self._skipped += 1

@@ -50,7 +50,13 @@ from rawp_adapters import (
     Turn,
     TurnResult,
 )
-from rawp_adapters.frames import AgentError, Containment, SessionCompacted, TokenUsage
+from rawp_adapters.frames import (
+    AgentError,
+    ClientPayload,
+    Containment,
+    SessionCompacted,
+    TokenUsage,
+)
 
 _STDOUT_DRAIN = 2.0
 """Seconds without a new line after which the rest of stdout is given up once the agent
@@ -156,7 +162,7 @@ class RpcAgent:
         self._reader = MessageReader(
             process.stdout,
             max_line_bytes=settings.max_line_bytes,
-            on_message=self._on_message,
+            on_messages=self._on_messages,
             on_error=ctx.emit,
             log=self._log,
         )
@@ -238,16 +244,28 @@ class RpcAgent:
 
     # ------------------------------------------------------------ reading
 
-    async def _on_message(self, message: WireMessage) -> None:
-        if isinstance(message, _CONTROL):
-            await self._on_control(message)
-            return
-        emit = self._ctx.emit
-        for output in self._translator.feed(message):
-            if isinstance(output, SIGNALS):
-                self._on_signal(output)
-            else:
-                await emit(output)
+    async def _on_messages(self, messages: list[WireMessage]) -> None:
+        """The messages of one read: their payloads go out together, each batch before
+        the control message or signal that follows it is acted on."""
+        payloads: list[ClientPayload] = []
+        feed = self._translator.feed
+        for message in messages:
+            if isinstance(message, _CONTROL):
+                if payloads:
+                    await self._ctx.emit_many(payloads)
+                    payloads = []
+                await self._on_control(message)
+                continue
+            for output in feed(message):
+                if isinstance(output, SIGNALS):
+                    if payloads:
+                        await self._ctx.emit_many(payloads)
+                        payloads = []
+                    self._on_signal(output)
+                else:
+                    payloads.append(output)
+        if payloads:
+            await self._ctx.emit_many(payloads)
 
     async def _on_control(self, message: Response | UiRequest | Ready) -> None:
         if isinstance(message, Response):

@@ -27,7 +27,7 @@ from rawp_adapter_process._settings import ProcessSettings
 from rawp_adapter_process._translate import SIGNALS, Translator
 from rawp_adapter_process._wire import SessionHeader, WireMessage
 from rawp_adapters import AgentFailure, CloseResult, SessionContext, Turn, TurnResult
-from rawp_adapters.frames import TokenUsage
+from rawp_adapters.frames import ClientPayload, TokenUsage
 from rawp_adapters.processes import GuardError
 
 _STDOUT_DRAIN = 2.0
@@ -102,7 +102,7 @@ class SingleTurnAgent:
         reader = MessageReader(
             process.stdout,
             max_line_bytes=self._settings.max_line_bytes,
-            on_message=self._on_message,
+            on_messages=self._on_messages,
             on_error=self._ctx.emit,
             log=self._log,
         )
@@ -120,14 +120,17 @@ class SingleTurnAgent:
             tg.cancel_scope.cancel()
         return returncode
 
-    async def _on_message(self, message: WireMessage) -> None:
-        if isinstance(message, SessionHeader):
-            if message.id:
-                self._agent_session = message.id
-            return
-        for output in self._translator.feed(message):
-            if not isinstance(output, SIGNALS):
-                await self._ctx.emit(output)
+    async def _on_messages(self, messages: list[WireMessage]) -> None:
+        payloads: list[ClientPayload] = []
+        for message in messages:
+            if isinstance(message, SessionHeader):
+                if message.id:
+                    self._agent_session = message.id
+                continue
+            payloads += [
+                out for out in self._translator.feed(message) if not isinstance(out, SIGNALS)
+            ]
+        await self._ctx.emit_many(payloads)
 
     async def abort(self, turn: Turn) -> None:
         process = self._process
