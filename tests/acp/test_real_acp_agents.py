@@ -122,6 +122,11 @@ async def test_text_then_a_tool_allowed_denied_and_timed_out_then_an_end_that_le
         (resolved,) = turn.of_type(InteractionResolvedFrame)
         outcomes.append(resolved.payload.outcome)
     assert outcomes == ["allowed", "denied", "timed_out"]
+    usage = text.of_type("session.usage")
+    if name in REPORTS_TOKENS:
+        assert usage[0].payload.input_tokens
+    if name == "claude":  # its usage_update has used: null, which the SDK would drop
+        assert usage[0].payload.cost_usd is not None
     assert closed.payload.reason == "explicit"
     assert marked(d.session.session_id) == []
 
@@ -156,6 +161,9 @@ async def test_abort_while_streaming_and_while_a_permission_waits_then_turns_sta
     assert "Hello" in after.text
     assert "tick" not in after.text
 
+
+REPORTS_TOKENS = ("omp", "claude")
+"""Agents whose ``PromptResponse`` carries the turn's usage."""
 
 RESUMABLE = [p for p in AGENTS if p.values[0] != "gemini"]
 

@@ -331,12 +331,14 @@ class AcpAdapter(Adapter[AcpSettings]):
 
     # ------------------------------------------------------------ turns
 
-    async def _send(self, turn: _TurnState) -> schema.PromptResponse:
+    async def _send(self, turn: _TurnState, text: str | None = None) -> schema.PromptResponse:
         assert self._bridge is not None
         assert self._agent is not None
         agent = self._agent
         try:
-            response = await self._bridge.call(agent.prompt, turn.turn.text)
+            response = await self._bridge.call(
+                agent.prompt, turn.turn.text if text is None else text
+            )
         except RequestError as exc:
             raise AgentFailure.of(f"the agent could not run the prompt: {_describe(exc)}") from exc
         except ConnectionError as exc:
@@ -370,7 +372,7 @@ class AcpAdapter(Adapter[AcpSettings]):
                 # prompt's reply only comes with the next prompt. Ask again, once.
                 assert self._ctx is not None
                 self._ctx.log.info("stale answer after a cancelled turn; sending the prompt again")
-                response = await self._send(state)
+                response = await self._send(state, self.settings.stale_prompt_text)
         finally:
             self._turn = None
         stop: StopReason = (

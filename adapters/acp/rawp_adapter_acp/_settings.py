@@ -63,8 +63,16 @@ class AcpSettings(AdapterSettings):
     resend_stale_prompt: bool = Field(
         default=True,
         description="A prompt right after a cancelled turn that the agent answers at once "
-        "with `end_turn`, no update and no usage (claude-agent-acp answers the cancelled "
-        "turn's leftover result) is sent again, once, so that the turn gets the reply to it.",
+        "with `end_turn`, no update and no usage (claude-agent-acp answers with the "
+        "cancelled turn's leftover result and holds the prompt's reply back until another "
+        "prompt comes) is followed, once and within the same turn, by `stale_prompt_text`, "
+        "so that the turn gets the reply to its prompt.",
+    )
+    stale_prompt_text: str | None = Field(
+        default="(continue)",
+        description="What is sent to fetch the held-back reply after a stale answer (the "
+        "model sees it as a user message); None sends the turn's prompt again, which "
+        "repeats what it asks for (a tool call too).",
     )
     interaction_timeout_ms: int | None = Field(
         default=None, ge=1, description="Deadline of permission questions; None: the session's."
