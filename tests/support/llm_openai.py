@@ -278,6 +278,27 @@ def _tool_reply(*calls: ToolCall) -> Reply:
     return Reply(parts=(_text(TOOL_PREAMBLE, 2),), tool_calls=calls, finish_reason="tool_calls")
 
 
+def _tool_names(body: Any) -> set[str]:
+    tools = body.get("tools") if isinstance(body, dict) else None
+    names = set()
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return names
+
+
+SHELL_DESCRIPTION = "Run a command for the scripted model."
+
+
+def _shell_call(body: Any, command: str) -> ToolCall:
+    """``bash {command}`` (the xcsh family), or the shell tool the request offers instead:
+    qwen-code's ``run_shell_command {command, description}``."""
+    if "run_shell_command" in _tool_names(body) and "bash" not in _tool_names(body):
+        return ToolCall("run_shell_command", {"command": command, "description": SHELL_DESCRIPTION})
+    return ToolCall("bash", {"command": command})
+
+
 def plan_reply(body: Any) -> Reply:
     """The scripted reply for one Chat Completions request body (see the module docstring)."""
     results = trailing_tool_results(body)
@@ -297,7 +318,7 @@ def plan_reply(body: Any) -> Reply:
 
     reply: Reply
     if match := RUN_BASH_RE.search(prompt):
-        reply = _tool_reply(ToolCall("bash", {"command": match.group(1).strip()}))
+        reply = _tool_reply(_shell_call(body, match.group(1).strip()))
     elif match := _READ_FILE_RE.search(prompt):
         reply = _tool_reply(ToolCall("read", {"path": match.group(1).strip()}))
     elif match := WRITE_FILE_RE.search(prompt):
