@@ -50,14 +50,15 @@ def format_adapters(adapters: list[InstalledAdapter]) -> str:
             "No adapters are installed. Adapters register in the entry-point group\n"
             "'rawp_adapters.adapters'; install one, e.g. rawp-adapter-sdk.\n"
         )
-    rows = [("ADAPTER", "DISTRIBUTION", "VERSION", "TARGET")] + [
-        (a.adapter_type, a.distribution or "-", a.version or "-", a.target) for a in adapters
+    rows = [("ADAPTER", "PROTOCOL", "DISTRIBUTION", "VERSION", "TARGET")] + [
+        (a.adapter_type, a.protocol or "-", a.distribution or "-", a.version or "-", a.target)
+        for a in adapters
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
         + "  "
-        + row[3]
+        + row[4]
         + "\n"
         for row in rows
     )

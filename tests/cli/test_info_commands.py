@@ -25,9 +25,10 @@ def test_adapters_lists_each_installed_adapter_with_its_distribution_and_version
     result = run_cli("adapters", env=plugin_env, cwd=tmp_path)
     assert result.returncode == 0
     lines = result.stdout.decode().splitlines()
-    assert lines[0].split() == ["ADAPTER", "DISTRIBUTION", "VERSION", "TARGET"]
+    assert lines[0].split() == ["ADAPTER", "PROTOCOL", "DISTRIBUTION", "VERSION", "TARGET"]
     assert [
         "scripted-cli",
+        "-",
         "rawp-cli-test-plugin",
         "1.2.3",
         "tests.cli.agents:PluginAdapter",
@@ -48,7 +49,7 @@ def test_adapters_json_is_a_sorted_list_of_objects(
 def test_no_installed_adapters_is_said_plainly() -> None:
     assert format_adapters([]).startswith("No adapters are installed.")
     table = format_adapters([InstalledAdapter("sdk", None, None, "pkg:Cls")])
-    assert table.splitlines()[1].split() == ["sdk", "-", "-", "pkg:Cls"]
+    assert table.splitlines()[1].split() == ["sdk", "-", "-", "-", "pkg:Cls"]
 
 
 def test_schema_of_one_frame_type_is_printed_as_generated(tmp_path: Path) -> None:
