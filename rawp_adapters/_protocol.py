@@ -92,6 +92,22 @@ REMEMBERED_FINISHED_INTERACTIONS: Final = 1024
 """Finished interaction ids kept to tell a late answer from an unknown one."""
 REMEMBERED_FINISHED_TOOLS: Final = 1024
 """Finished tool calls of a turn kept to drop a repeated start of one."""
+RUNTIME_OWNED: Final[frozenset[type[ClientPayload]]] = frozenset(
+    {
+        SessionCapabilities,
+        TurnStart,
+        TurnEnd,
+        SessionClosed,
+        SessionError,
+        InteractionRequest,
+        InteractionResolved,
+        AgentStateChanged,
+    }
+)
+"""Payloads only the runtime emits; an adapter that emits one has it dropped."""
+FORGED_FRAME: Final = (
+    "the adapter emitted {frame_type}, which only the session runtime emits; dropped"
+)
 _STEP_METADATA: Final = FrameMetadata.model_validate({"usage_scope": "step"})
 _USAGE_FIELDS: Final = tuple(TokenUsage.model_fields)
 _FRAME_TYPES: Final[dict[type[Any], tuple[type[Any], str]]] = {
@@ -269,6 +285,7 @@ class SessionProtocol:
         self._exit_before_ready: AgentExit | None = None
         self._unanswered = 0
         self._unknown_types: set[str] = set()
+        self._forged: set[str] = set()
         self._open: dict[str, _Interaction] = {}
         self._finished: OrderedDict[str, OutcomeReason] = OrderedDict()
 
@@ -291,14 +308,14 @@ class SessionProtocol:
         emitted while starting."""
         self.features = features
         self.ready = True
-        self.put(
+        self._put(
             SessionCapabilities(adapter_type=features.adapter_type, features=features, agent=agent)
         )
         early, self._early = self._early, []
         for payload in early:
-            self.put(payload)
+            self._put(payload)
         if self._early_dropped:
-            self.put(
+            self._put(
                 AgentError(
                     severity="warning",
                     error_code=AgentErrorCode.PROTOCOL_ERROR,
@@ -337,7 +354,7 @@ class SessionProtocol:
                 turn.aborting = True
                 effects.append(AbortTurn(turn.turn))
         elif agent_exit is not None and agent_exit.error is not None:
-            self.put(agent_exit.error)
+            self._put(agent_exit.error)
         return effects
 
     def finish_close(
@@ -350,7 +367,7 @@ class SessionProtocol:
             )
         self._set_state("stopped")
         self._put_unanswered_summary()
-        self.put(SessionClosed(reason=reason, exit_code=result.exit_code, signal=result.signal))
+        self._put(SessionClosed(reason=reason, exit_code=result.exit_code, signal=result.signal))
         self.sealed = True
 
     # ------------------------------------------------------------ control frames
@@ -438,7 +455,7 @@ class SessionProtocol:
             return []
         turn = _TurnState(Turn(turn_id=self._new_id(), request=frame.payload))
         self.turn = turn
-        self.put(TurnStart(turn_id=turn.turn.turn_id, prompt_id=frame.payload.prompt_id))
+        self._put(TurnStart(turn_id=turn.turn.turn_id, prompt_id=frame.payload.prompt_id))
         self._set_state("busy")
         return [RunTurn(turn.turn)]
 
@@ -543,15 +560,15 @@ class SessionProtocol:
         for (thinking, index), parts in list(turn.blocks.items()):
             text = "".join(parts)
             if thinking:
-                self.put(
+                self._put(
                     ThinkingDone(
                         turn_id=turn_id, index=index, text=text, redacted=index in turn.redacted
                     )
                 )
             else:
-                self.put(TextDone(turn_id=turn_id, index=index, text=text))
+                self._put(TextDone(turn_id=turn_id, index=index, text=text))
         for invocation_id in list(turn.tools):
-            self.put(
+            self._put(
                 ToolInvokeResult(
                     invocation_id=invocation_id,
                     output_type="text",
@@ -570,8 +587,8 @@ class SessionProtocol:
         if usage is not None:
             self._number(SessionUsage(turn_id=turn_id, **usage.model_dump(exclude_none=True)), None)
         if error is not None:
-            self.put(error)
-        self.put(TurnEnd(turn_id=turn_id, stop_reason=stop, usage=usage))
+            self._put(error)
+        self._put(TurnEnd(turn_id=turn_id, stop_reason=stop, usage=usage))
         turn.ended = True
         if self.turn is turn:
             self.turn = None
@@ -587,7 +604,7 @@ class SessionProtocol:
         if unsupported is not None:
             self.session_error(SessionErrorCode.UNSUPPORTED, unsupported)
         elif error is not None:
-            self.put(error)
+            self._put(error)
 
     # ------------------------------------------------------------ interactions
 
@@ -619,7 +636,7 @@ class SessionProtocol:
             context=question.context or InteractionContext(),
         )
         self._open[request.interaction_id] = _Interaction(request)
-        self.put(request)
+        self._put(request)
         self._set_state("waiting_interaction")
         return request
 
@@ -692,7 +709,7 @@ class SessionProtocol:
             result = "allowed" if outcome.allowed else "denied"
         else:
             result = _RESULTS[outcome.reason]
-        self.put(
+        self._put(
             InteractionResolved(
                 interaction_id=request.interaction_id,
                 outcome=result,
@@ -732,12 +749,34 @@ class SessionProtocol:
 
     # ------------------------------------------------------------ emitting
 
-    def put_many(self, payloads: Iterable[ClientPayload]) -> None:
-        """:meth:`put` each payload in turn (what the adapter produced at one moment)."""
+    def emit_many(self, payloads: Iterable[ClientPayload]) -> None:
+        """:meth:`emit` each payload in turn (what the adapter produced at one moment)."""
         for payload in payloads:
-            self.put(payload)
+            self.emit(payload)
 
-    def put(self, payload: ClientPayload) -> None:
+    def emit(self, payload: ClientPayload) -> None:
+        """A payload from the adapter. Frames the runtime owns (turn start and end,
+        capabilities, questions and their resolution, state, session errors,
+        ``session.closed``) are refused: only the runtime may say those."""
+        if type(payload) in RUNTIME_OWNED:
+            self._refuse_forged(_FRAME_TYPES[type(payload)][1])
+            return
+        self._put(payload)
+
+    def _refuse_forged(self, frame_type: str) -> None:
+        """Say once per frame type that the adapter tried; the frame itself is dropped."""
+        self._log.warning("adapter frame owned by the runtime dropped", frame_type=frame_type)
+        if frame_type not in self._forged:
+            self._forged.add(frame_type)
+            self._put(
+                AgentError(
+                    severity="warning",
+                    error_code=AgentErrorCode.PROTOCOL_ERROR,
+                    message=FORGED_FRAME.format(frame_type=frame_type),
+                )
+            )
+
+    def _put(self, payload: ClientPayload) -> None:
         """Number one payload into a frame, after the turn rules have had their say."""
         if self.sealed:
             self._log.warning("frame after session.closed dropped", payload=type(payload).__name__)
@@ -842,12 +881,12 @@ class SessionProtocol:
             self._unanswered += 1
             return
         self._put_unanswered_summary()
-        self.put(SessionError(error_code=code, message=message, fatal=False))
+        self._put(SessionError(error_code=code, message=message, fatal=False))
 
     def _put_unanswered_summary(self) -> None:
         if self._unanswered:
             count, self._unanswered = self._unanswered, 0
-            self.put(
+            self._put(
                 SessionError(
                     error_code=SessionErrorCode.INVALID_FRAME,
                     message=f"{count} control frames were refused without an answer each "
@@ -861,7 +900,7 @@ class SessionProtocol:
             state = "waiting_interaction"
         if state != self._state:
             self._state = state
-            self.put(AgentStateChanged(state=state))
+            self._put(AgentStateChanged(state=state))
 
 
 def _add_usage(turn: _TurnState, step: TokenUsage) -> None:

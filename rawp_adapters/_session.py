@@ -352,12 +352,12 @@ class Session:
     # ------------------------------------------------------------ adapter side
 
     async def _emit(self, payload: ClientPayload) -> None:
-        self._protocol.put(payload)
+        self._protocol.emit(payload)
         if self._queue.full:  # the hot path skips the await when there is room
             await self._queue.wait_for_room()
 
     async def _emit_many(self, payloads: Iterable[ClientPayload]) -> None:
-        self._protocol.put_many(payloads)
+        self._protocol.emit_many(payloads)
         if self._queue.full:
             await self._queue.wait_for_room()
 

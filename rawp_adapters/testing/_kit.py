@@ -33,6 +33,7 @@ import psutil
 
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._frames import (
+    AgentErrorFrame,
     ClientFrame,
     Envelope,
     Features,
@@ -48,6 +49,7 @@ from rawp_adapters._frames import (
     TurnEndFrame,
     TurnStartFrame,
 )
+from rawp_adapters._protocol import FORGED_FRAME
 from rawp_adapters._session import SessionOptions
 from rawp_adapters.host import Policy, allow_all, deny_all, never_answer
 from rawp_adapters.processes import host_supervisor, marked_processes, running
@@ -208,6 +210,7 @@ class Probe:
         for d, before, started in self._ended:
             self.driver = d
             _check_stream(d)
+            _check_runtime_owned(d)
             _check_features(d, _features(d))
             await _check_processes(d, before, started)
 
@@ -274,6 +277,20 @@ def _check_stream(d: SessionDriver) -> None:
             d,
             first.index,
         )
+
+
+def _check_runtime_owned(d: SessionDriver) -> None:
+    """The runtime drops a frame only it may emit and says so; the adapter is at fault."""
+    forged = FORGED_FRAME.split("{frame_type}")
+    for index, frame in enumerate(d.frames):
+        if isinstance(frame, AgentErrorFrame) and frame.payload.message.startswith(forged[0]):
+            fail(
+                "runtime-owned-frames",
+                f"{frame.payload.message}: turns, questions, state, session errors and "
+                "session.closed are the session runtime's to say, never the adapter's",
+                d,
+                index,
+            )
 
 
 def _check_features(d: SessionDriver, features: Features) -> None:

@@ -83,19 +83,22 @@ async def runs_the_tool_on_a_timeout(turn: Turn, ctx: SessionContext) -> TurnRes
     return TurnResult()
 
 
-async def test_an_adapter_that_ends_its_turn_twice_fails_one_turn_saying_so() -> None:
+async def test_an_adapter_that_ends_its_turn_itself_fails_saying_only_the_runtime_may() -> None:
+    """The runtime drops the adapter's own turn end (the Master still sees exactly one)
+    and says so; the kit fails the adapter for it."""
     result = await rule(subject(ends_its_turn_itself), "one-turn")
     assert result.status == "failed"
-    assert "[one-turn] turn " in result.detail
-    assert "ended 2 times: one prompt gives exactly one session.turn.end" in result.detail
-    assert "session.turn.end" in result.detail.split("\n> ")[1]
+    assert "[runtime-owned-frames] the adapter emitted session.turn.end" in result.detail
+    assert "only the session runtime emits; dropped" in result.detail
+    assert "agent.error" in result.detail.split("\n> ")[1]
 
 
-async def test_an_adapter_that_lets_a_second_prompt_through_fails_prompt_in_progress() -> None:
+async def test_an_adapter_that_starts_a_second_turn_itself_fails_saying_only_the_runtime_may() -> (
+    None
+):
     result = await rule(subject(starts_another_turn_while_busy), "prompt-in-progress")
     assert result.status == "failed"
-    assert "[prompt-in-progress] a second turn (let-through) started while turn" in result.detail
-    assert "must get PROMPT_IN_PROGRESS, never reach the agent" in result.detail
+    assert "[runtime-owned-frames] the adapter emitted session.turn.start" in result.detail
 
 
 async def test_an_adapter_whose_permission_timeout_allows_fails_permission_deadline() -> None:

@@ -29,9 +29,13 @@ from rawp_adapters._protocol import (
 from rawp_adapters.frames import (
     AgentError,
     ClientFrame,
+    ClientPayload,
     Features,
     InteractionRequest,
     InteractionResolvedFrame,
+    SessionCapabilities,
+    SessionClosed,
+    SessionError,
     SessionUsage,
     SessionUsageFrame,
     TextDelta,
@@ -40,7 +44,9 @@ from rawp_adapters.frames import (
     ToolInvokeRequest,
     ToolInvokeResult,
     ToolInvokeStream,
+    TurnEnd,
     TurnEndFrame,
+    TurnStart,
 )
 from rawp_adapters.testing import check_frames
 
@@ -79,6 +85,7 @@ ACTIONS = st.one_of(
         st.sampled_from(["end_turn", "max_tokens", "error", "raise", "cancelled"]),
     ),
     st.tuples(st.just("grace_over")),
+    st.tuples(st.just("forge"), st.sampled_from(["start", "end", "closed", "caps", "error"])),
 )
 RUNS = st.lists(st.one_of(ACTIONS, ACTIONS, ACTIONS, ACTIONS, ENDING), min_size=4, max_size=50)
 
@@ -207,11 +214,11 @@ class Harness:
                 if action[2]
                 else TextDelta(turn_id=turn, index=action[1], text="x")
             )
-            protocol.put(payload)
+            protocol.emit(payload)
         elif name == "text_done" and turn is not None:
-            protocol.put(TextDone(turn_id=turn, index=action[1], text="x"))
+            protocol.emit(TextDone(turn_id=turn, index=action[1], text="x"))
         elif name == "thinking" and turn is not None:
-            protocol.put(ThinkingDelta(turn_id=turn, index=action[1], text="hmm"))
+            protocol.emit(ThinkingDelta(turn_id=turn, index=action[1], text="hmm"))
         elif name == "tool" and turn is not None:
             call = f"call-{action[1]}"
             tool_event: ToolInvokeRequest | ToolInvokeStream | ToolInvokeResult
@@ -225,11 +232,11 @@ class Harness:
                 tool_event = ToolInvokeResult(
                     invocation_id=call, output_type="text", output="r", turn_id=turn
                 )
-            protocol.put(tool_event)
+            protocol.emit(tool_event)
         elif name == "usage" and turn is not None:
-            protocol.put(SessionUsage(turn_id=turn, input_tokens=action[1], output_tokens=1))
+            protocol.emit(SessionUsage(turn_id=turn, input_tokens=action[1], output_tokens=1))
         elif name == "stale_text" and self.stale_turn is not None:
-            protocol.put(TextDelta(turn_id=self.stale_turn, index=0, text="late"))
+            protocol.emit(TextDelta(turn_id=self.stale_turn, index=0, text="late"))
         elif name == "turn_ends" and turn is not None:
             how = action[1]
             if how == "raise":
@@ -239,6 +246,15 @@ class Harness:
                 self.carry_out(protocol.turn_finished(turn, None, None))
             else:
                 self.carry_out(protocol.turn_finished(turn, TurnResult(stop_reason=how), None))
+        elif name == "forge":  # an adapter emitting frames only the runtime may say
+            forged: dict[str, ClientPayload] = {
+                "start": TurnStart(turn_id="forged"),
+                "end": TurnEnd(turn_id=turn or "forged", stop_reason="end_turn"),
+                "closed": SessionClosed(reason="explicit"),
+                "caps": SessionCapabilities(adapter_type="pure", features=FEATURES),
+                "error": SessionError(error_code="INVALID_FRAME", message="x", fatal=False),
+            }
+            protocol.emit(forged[action[1]])
         elif name == "grace_over" and turn is not None:
             self.carry_out(protocol.force_turn_end(turn, None, "cancelled"))
         elif name == "agent_exit":
