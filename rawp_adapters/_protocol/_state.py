@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from structlog.stdlib import BoundLogger
@@ -59,7 +59,6 @@ from rawp_adapters._frames import (
     InteractionResponseFrame,
     InteractionResult,
     InteractionTimeoutFrame,
-    Mode,
     ModeSwitchFrame,
     PromptAbortFrame,
     PromptRequestFrame,
@@ -71,27 +70,29 @@ from rawp_adapters._frames import (
     SessionErrorCode,
     SessionUsage,
     StopReason,
-    TextDelta,
-    TextDone,
-    ThinkingDelta,
-    ThinkingDone,
-    TokenUsage,
-    ToolInvokeRequest,
-    ToolInvokeResult,
-    ToolInvokeStream,
     TurnEnd,
     TurnStart,
     UnknownFrame,
 )
 from rawp_adapters._framing import OversizedLine
+from rawp_adapters._protocol._effects import (
+    AbortTurn,
+    BeginClose,
+    Effect,
+    Limits,
+    RunCompact,
+    RunModeSwitch,
+    RunTurn,
+    SettleInteraction,
+    TurnClosed,
+)
+from rawp_adapters._protocol._judge import RESULTS, expected, judge
+from rawp_adapters._protocol._turn import TurnState
 
-UNFINISHED_TOOL_OUTPUT: Final = "The turn ended before this tool call finished."
 REMEMBERED_UNKNOWN_TYPES: Final = 64
 """Distinct unknown control frame types logged once each; later ones are not logged."""
 REMEMBERED_FINISHED_INTERACTIONS: Final = 1024
 """Finished interaction ids kept to tell a late answer from an unknown one."""
-REMEMBERED_FINISHED_TOOLS: Final = 1024
-"""Finished tool calls of a turn kept to drop a repeated start of one."""
 RUNTIME_OWNED: Final[frozenset[type[ClientPayload]]] = frozenset(
     {
         SessionCapabilities,
@@ -109,7 +110,6 @@ FORGED_FRAME: Final = (
     "the adapter emitted {frame_type}, which only the session runtime emits; dropped"
 )
 _STEP_METADATA: Final = FrameMetadata.model_validate({"usage_scope": "step"})
-_USAGE_FIELDS: Final = tuple(TokenUsage.model_fields)
 _FRAME_TYPES: Final[dict[type[Any], tuple[type[Any], str]]] = {
     payload_class: (frame_class, frame_class.model_fields["type"].default)
     for payload_class, frame_class in FRAME_CLASS_BY_PAYLOAD.items()
@@ -123,127 +123,12 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-# ------------------------------------------------------------------ effects
-
-
-@dataclass(frozen=True, slots=True)
-class RunTurn:
-    """Call ``Adapter.prompt(turn)``; report with :meth:`SessionProtocol.turn_finished`."""
-
-    turn: Turn
-
-
-@dataclass(frozen=True, slots=True)
-class AbortTurn:
-    """Call ``Adapter.abort(turn)`` and give the turn the abort grace to end."""
-
-    turn: Turn
-
-
-@dataclass(frozen=True, slots=True)
-class TurnClosed:
-    """The turn has its end frame: stop waiting for it, cancel what still runs for it."""
-
-    turn_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class RunCompact:
-    custom_instructions: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class RunModeSwitch:
-    mode: Mode
-
-
-@dataclass(frozen=True, slots=True)
-class BeginClose:
-    """Close the session: run :meth:`SessionProtocol.begin_close` from a task."""
-
-    reason: CloseReason
-    agent_exit: AgentExit | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SettleInteraction:
-    """Wake the adapter waiting on this interaction with its outcome."""
-
-    interaction_id: str
-    outcome: InteractionOutcome
-
-
-Effect = (
-    RunTurn | AbortTurn | TurnClosed | RunCompact | RunModeSwitch | BeginClose | SettleInteraction
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """The bounds the protocol state keeps (from ``SessionOptions``)."""
-
-    frame_buffer: int = 1024
-    max_open_interactions: int = 256
-    interaction_timeout_ms: int = 60_000
-    usage_steps: bool = False
-
-
 # ------------------------------------------------------------------ state
-
-
-@dataclass(slots=True)
-class _TurnState:
-    turn: Turn
-    aborting: bool = False
-    ended: bool = False
-    tools: dict[str, None] = field(default_factory=dict)
-    """Tool calls with no result yet, in the order they started."""
-    finished_tools: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    """The last :data:`REMEMBERED_FINISHED_TOOLS` tool calls that have their result."""
-    blocks: dict[tuple[bool, int], list[str]] = field(default_factory=dict)
-    """Open text (False) and thinking (True) blocks by index: the text so far."""
-    redacted: set[int] = field(default_factory=set)
-    usage: dict[str, int | float] | None = None
-    reported_error: bool = False
-    """An ``agent.error`` went out during the turn (an ``error`` end needs one first)."""
 
 
 @dataclass(slots=True)
 class _Interaction:
     request: InteractionRequest
-
-
-_RESULTS: Final[dict[OutcomeReason, InteractionResult]] = {
-    "timeout": "timed_out",
-    "aborted": "cancelled",
-    "closed": "cancelled",
-    "malformed": "malformed",
-    "cancelled": "cancelled",
-}
-
-
-def judge(request: InteractionRequest, response: InteractionResponse) -> InteractionOutcome:
-    """The outcome a response gives: allow only when it is explicit and fits the request."""
-    kind = request.interaction_type
-    if response.decision == "deny":
-        return InteractionOutcome(decision="deny", reason="answered")
-    if kind in ("PERMISSION", "CONFIRM"):
-        if response.decision == "allow":
-            # ``value`` rides along: for PERMISSION it may carry the edited tool input.
-            return InteractionOutcome(decision="allow", reason="answered", value=response.value)
-        return InteractionOutcome(decision="deny", reason="malformed")
-    value = response.value
-    if value is None or (kind == "SELECT" and request.options and value not in request.options):
-        return InteractionOutcome(decision="deny", reason="malformed")
-    return InteractionOutcome(decision="allow", reason="answered", value=value)
-
-
-def _expected(request: InteractionRequest) -> str:
-    if request.interaction_type in ("PERMISSION", "CONFIRM"):
-        return "decision must be allow or deny"
-    if request.interaction_type == "SELECT" and request.options:
-        return f"value must be one of {request.options}"
-    return "a value is required"
 
 
 class SessionProtocol:
@@ -278,7 +163,7 @@ class SessionProtocol:
         self.closing = False
         self.sealed = False
         self.compacting = False
-        self.turn: _TurnState | None = None
+        self.turn: TurnState | None = None
         self._state: AgentState | None = None
         self._early: list[ClientPayload] = []
         self._early_dropped = 0
@@ -453,7 +338,7 @@ class SessionProtocol:
         if not self.ready:
             self.session_error(SessionErrorCode.PROMPT_IN_PROGRESS, "the agent is starting")
             return []
-        turn = _TurnState(Turn(turn_id=self._new_id(), request=frame.payload))
+        turn = TurnState(Turn(turn_id=self._new_id(), request=frame.payload))
         self.turn = turn
         self._put(TurnStart(turn_id=turn.turn.turn_id, prompt_id=frame.payload.prompt_id))
         self._set_state("busy")
@@ -550,40 +435,22 @@ class SessionProtocol:
 
     def _end_turn(
         self,
-        turn: _TurnState,
+        turn: TurnState,
         error: AgentError | None,
         stop: StopReason,
         result: TurnResult | None,
     ) -> list[Effect]:
         turn_id = turn.turn.turn_id
         effects = self._settle_turn(turn_id, "aborted")
-        for (thinking, index), parts in list(turn.blocks.items()):
-            text = "".join(parts)
-            if thinking:
-                self._put(
-                    ThinkingDone(
-                        turn_id=turn_id, index=index, text=text, redacted=index in turn.redacted
-                    )
-                )
-            else:
-                self._put(TextDone(turn_id=turn_id, index=index, text=text))
-        for invocation_id in list(turn.tools):
-            self._put(
-                ToolInvokeResult(
-                    invocation_id=invocation_id,
-                    output_type="text",
-                    output=UNFINISHED_TOOL_OUTPUT,
-                    is_error=True,
-                    turn_id=turn_id,
-                )
-            )
+        for payload in turn.unfinished():
+            self._put(payload)
         if stop == "error" and error is None and not turn.reported_error:
             error = AgentError(
                 severity="error",
                 error_code=AgentErrorCode.AGENT_ERROR,
                 message="the agent ended the turn with an error and gave no detail",
             )
-        usage = _turn_usage(turn, result)
+        usage = turn.total_usage(result)
         if usage is not None:
             self._number(SessionUsage(turn_id=turn_id, **usage.model_dump(exclude_none=True)), None)
         if error is not None:
@@ -658,7 +525,7 @@ class SessionProtocol:
             self.session_error(
                 SessionErrorCode.INVALID_FRAME,
                 f"the answer to {pending.request.interaction_type} interaction "
-                f"{response.interaction_id} is malformed ({_expected(pending.request)}); "
+                f"{response.interaction_id} is malformed ({expected(pending.request)}); "
                 "it was denied",
             )
         return self._resolve(pending, outcome, "master")
@@ -708,7 +575,7 @@ class SessionProtocol:
         if outcome.reason == "answered":
             result = "allowed" if outcome.allowed else "denied"
         else:
-            result = _RESULTS[outcome.reason]
+            result = RESULTS[outcome.reason]
         self._put(
             InteractionResolved(
                 interaction_id=request.interaction_id,
@@ -799,14 +666,14 @@ class SessionProtocol:
                 )
                 return
             if isinstance(payload, SessionUsage):
-                _add_usage(turn, payload)
+                turn.add_usage(payload)
                 if self.limits.usage_steps:
                     self._number(payload, _STEP_METADATA)
                 return
         if turn is not None:
             if isinstance(payload, AgentError):
                 turn.reported_error = True
-            elif not self._track(turn, payload):
+            elif not turn.track(payload, self._log):
                 return
         self._number(payload, None)
 
@@ -838,41 +705,6 @@ class SessionProtocol:
         _set(frame, "__pydantic_private__", None)
         self._sink(frame)
 
-    def _track(self, turn: _TurnState, payload: ClientPayload) -> bool:
-        """Keep the turn's open blocks and tool calls; False drops a duplicate or orphan."""
-        match payload:
-            case TextDelta() | ThinkingDelta():
-                key = (isinstance(payload, ThinkingDelta), payload.index)
-                parts = turn.blocks.get(key)
-                if parts is None:
-                    turn.blocks[key] = parts = []
-                parts.append(payload.text)
-                if isinstance(payload, ThinkingDelta) and payload.redacted:
-                    turn.redacted.add(payload.index)
-            case TextDone() | ThinkingDone():
-                turn.blocks.pop((isinstance(payload, ThinkingDone), payload.index), None)
-            case ToolInvokeRequest():
-                if (
-                    payload.invocation_id in turn.tools
-                    or payload.invocation_id in turn.finished_tools
-                ):
-                    self._log.debug("duplicate tool call dropped", invocation=payload.invocation_id)
-                    return False
-                turn.tools[payload.invocation_id] = None
-            case ToolInvokeStream():
-                if payload.invocation_id not in turn.tools:
-                    self._log.debug("output of no running tool call dropped")
-                    return False
-            case ToolInvokeResult():
-                if payload.invocation_id not in turn.tools:
-                    self._log.debug("result of no running tool call dropped")
-                    return False
-                del turn.tools[payload.invocation_id]
-                turn.finished_tools[payload.invocation_id] = None
-                if len(turn.finished_tools) > REMEMBERED_FINISHED_TOOLS:
-                    turn.finished_tools.popitem(last=False)
-        return True
-
     def session_error(self, code: SessionErrorCode, message: str) -> None:
         """Answer the Master's input. While the host is behind, answers are counted,
         not queued, and summed up in one once it has room."""
@@ -901,19 +733,3 @@ class SessionProtocol:
         if state != self._state:
             self._state = state
             self._put(AgentStateChanged(state=state))
-
-
-def _add_usage(turn: _TurnState, step: TokenUsage) -> None:
-    total = turn.usage if turn.usage is not None else {}
-    for name in _USAGE_FIELDS:
-        value = getattr(step, name)
-        if value is not None:
-            total[name] = total.get(name, 0) + value
-    turn.usage = total
-
-
-def _turn_usage(turn: _TurnState, result: TurnResult | None) -> TokenUsage | None:
-    """The turn's usage: the sum of its steps, else what the adapter returned."""
-    if turn.usage is not None:
-        return TokenUsage.model_validate(turn.usage)
-    return result.usage if result is not None else None
