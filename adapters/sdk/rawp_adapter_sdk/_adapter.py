@@ -38,7 +38,7 @@ from rawp_adapters import (
     Turn,
     TurnResult,
 )
-from rawp_adapters.frames import AgentInfo, ClientPayload, Features, Mode, SessionCompacted
+from rawp_adapters.frames import AgentInfo, Features, Mode, SessionCompacted
 
 DEFAULT_CORE = "demo"
 
@@ -137,20 +137,9 @@ class SdkAdapter(Adapter[SdkSettings]):
         try:
             await _stream(self.core.run(turn.text, bridge), translator, ctx)
         except CoreError as exc:
-            await _emit_all(ctx, translator.finish())
             raise self._failure(exc) from exc
-        except Exception:
-            await _emit_all(ctx, translator.finish())
-            raise
-        await _emit_all(ctx, translator.finish())
-        if translator.dropped:
-            ctx.log.warning(
-                "core events contradicting the stream were dropped",
-                turn_id=turn.turn_id,
-                dropped=translator.dropped,
-            )
         # After an abort the session runtime reports an ``end_turn`` as ``cancelled``.
-        return TurnResult(stop_reason=translator.stop_reason, usage=translator.usage)
+        return TurnResult(stop_reason=translator.stop_reason)
 
     async def abort(self, turn: Turn) -> None:
         await self.core.cancel()
@@ -204,7 +193,8 @@ async def _stream(
     emit = ctx.emit
     try:
         async for event in events:
-            for payload in translator.translate(event):
+            payload = translator.translate(event)
+            if payload is not None:
                 await emit(payload)
     finally:
         # Let a core's generator run its cleanup, even when the turn was cancelled.
@@ -212,8 +202,3 @@ async def _stream(
         if aclose is not None:
             with anyio.move_on_after(ITERATOR_CLOSE_TIMEOUT_S, shield=True):
                 await aclose()
-
-
-async def _emit_all(ctx: SessionContext, payloads: list[ClientPayload]) -> None:
-    for payload in payloads:
-        await ctx.emit(payload)
