@@ -282,7 +282,7 @@ async def test_without_a_writable_cgroup_the_process_adopts_the_daemon_as_a_subr
     def read_only() -> Path:
         raise PermissionError(errno.EACCES, "read-only cgroup file system")
 
-    monkeypatch.setattr("rawp_adapters.processes._own_cgroup_dir", read_only)
+    monkeypatch.setattr("rawp_adapters.processes._cgroup._own_cgroup_dir", read_only)
     async with confined_daemon(tmp_path, "cgroup", monkeypatch) as (process, confinement, daemon):
         assert confinement.mechanism == "subreaper"
         assert "read-only cgroup file system" in (confinement.fallback_reason or "")

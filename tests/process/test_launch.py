@@ -1,4 +1,4 @@
-"""Command lines, environment and exit mapping of the agent process (sans-IO)."""
+"""Command lines and environment of the process adapter's agent (sans-IO)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ from pathlib import Path
 
 import pytest
 from rawp_adapter_process import EXTENSION_PATH, ProcessSettings
-from rawp_adapter_process._launch import agent_env, check_workspace, rpc_argv, single_turn_argv
-from rawp_adapter_process._process import exit_status
-
-from rawp_adapters import StartFailed
+from rawp_adapter_process._launch import agent_env, rpc_argv, single_turn_argv
 
 PARENT = {"PATH": "/bin", "HOME": "/home/u", "SECRET_KEY": "s", "RAWP_WORKSPACE_PATH": "/x"}
 
@@ -112,38 +109,3 @@ def test_a_single_turn_command_resumes_the_agents_session_after_the_first_prompt
     assert single_turn_argv(settings, prompt="again", resume="s-1") == [
         "pi", "--mode", "json", "--provider", "p", "--session", "s-1", "again",
     ]  # fmt: skip
-
-
-@pytest.mark.parametrize("workspace", ["relative/dir", "/no/such/dir"])
-def test_the_workspace_must_be_an_existing_absolute_directory(workspace: str) -> None:
-    with pytest.raises(StartFailed, match="existing absolute directory"):
-        check_workspace(Path(workspace))
-
-
-@pytest.mark.parametrize(
-    ("returncode", "exit_code", "signal", "error_code"),
-    [
-        (0, 0, None, None),
-        (1, 1, None, "PROCESS_EXIT"),
-        (127, 127, None, "PROCESS_EXIT"),
-        (128, 128, None, "PROCESS_EXIT"),
-        (130, 130, "SIGINT", "SIGNAL_EXIT"),
-        (143, 143, "SIGTERM", "SIGNAL_EXIT"),
-        (255, 255, None, "PROCESS_EXIT"),
-        (-9, None, "SIGKILL", "SIGNAL_EXIT"),
-        (-15, None, "SIGTERM", "SIGNAL_EXIT"),
-    ],
-)
-def test_exit_codes_and_signals_map_to_rule_5(
-    returncode: int, exit_code: int | None, signal: str | None, error_code: str | None
-) -> None:
-    status = exit_status(returncode)
-    assert (status.exit_code, status.signal) == (exit_code, signal)
-    error = status.error(stderr_tail="tail")
-    if error_code is None:
-        assert error is None
-    else:
-        assert error is not None
-        assert (error.severity, error.error_code) == ("fatal", error_code)
-        assert (error.exit_code, error.signal, error.stderr_tail) == (exit_code, signal, "tail")
-        assert (signal or str(returncode)) in error.message

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -20,7 +19,6 @@ from rawp_adapter_acp._agent import (
     UsageReport,
 )
 from rawp_adapter_acp._bridge import Bridge
-from rawp_adapter_acp._process import ExitStatus
 from rawp_adapter_acp._settings import AcpSettings
 from rawp_adapter_acp._translate import Translator, tool_input, tool_name
 from rawp_adapters import (
@@ -38,7 +36,6 @@ from rawp_adapters import (
     UnsupportedOperation,
 )
 from rawp_adapters.frames import (
-    DPS_VERSION,
     AgentError,
     AgentInfo,
     Features,
@@ -46,8 +43,12 @@ from rawp_adapters.frames import (
     StopReason,
     TokenUsage,
 )
-
-SESSION_ID_VAR = "RAWP_SESSION_ID"
+from rawp_adapters.processes import (
+    SESSION_ID_VAR,
+    ExitStatus,
+    agent_environment,
+    check_workspace,
+)
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -70,20 +71,6 @@ class _TurnState:
     aborting: bool = False
     pending: list[Permission] = field(default_factory=list)
     cost: float | None = None
-
-
-def agent_env(settings: AcpSettings, *, session_id: str, workspace: Path) -> dict[str, str]:
-    """The environment by policy, then ``settings.env``, then the RAWP_* variables (which
-    always win)."""
-    if settings.env_policy == "inherit":
-        env = dict(os.environ)
-    else:
-        env = {name: os.environ[name] for name in settings.env_allowlist if name in os.environ}
-    env.update(settings.env)
-    env[SESSION_ID_VAR] = session_id
-    env["RAWP_WORKSPACE_PATH"] = str(workspace)
-    env["RAWP_DPS_VERSION"] = DPS_VERSION
-    return env
 
 
 def choose_option(
@@ -192,24 +179,14 @@ class AcpAdapter(Adapter[AcpSettings]):
 
     @property
     def notices(self) -> list[str]:
-        if self.settings.env_policy != "inherit":
-            return []
-        return [
-            "the agent gets this shell's whole environment, secrets included "
-            "(env_policy=inherit); --setting env_policy=allowlist passes only "
-            f"{', '.join(self.settings.env_allowlist)} and the variables named in `env`"
-        ]
+        return self.settings.env_notices()
 
     # ------------------------------------------------------------ start
 
     async def start(self, ctx: SessionContext) -> None:
         self._ctx = ctx
         log = ctx.log.bind(adapter="acp")
-        workspace = ctx.workspace
-        if not workspace.is_absolute() or not workspace.is_dir():
-            raise StartFailed.of(
-                f"the workspace must be an existing absolute directory, not {str(workspace)!r}"
-            )
+        workspace = check_workspace(ctx.workspace)
         bridge = Bridge.for_current_loop(ctx.start_soon)
         await bridge.open()
         self._bridge = bridge
@@ -217,7 +194,7 @@ class AcpAdapter(Adapter[AcpSettings]):
         agent = AcpAgent(bridge, log)
         self._agent = agent
         settings = self.settings
-        env = agent_env(settings, session_id=ctx.session_id, workspace=workspace)
+        env = agent_environment(settings, session_id=ctx.session_id, workspace=workspace)
         try:
             self._started = await bridge.call(
                 lambda: agent.start(
@@ -302,7 +279,7 @@ class AcpAdapter(Adapter[AcpSettings]):
                     AgentExit(
                         exit_code=item.status.exit_code,
                         signal=item.status.signal,
-                        error=item.status.error(tail),
+                        error=item.status.error(stderr_tail=tail),
                     )
                 )
 

@@ -16,15 +16,14 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio
-import anyio.to_thread
 from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.client.connection import ClientSideConnection
 from acp.interfaces import Client
 from structlog.stdlib import BoundLogger
 
 from rawp_adapter_acp._bridge import Bridge
-from rawp_adapter_acp._process import AgentProcess, ExitStatus, exit_status
 from rawp_adapters import LineFramer, OversizedLine
+from rawp_adapters.processes import AgentProcess, ExitStatus, Marker, exit_status
 
 try:
     _VERSION = version("rawp-adapter-acp")
@@ -196,7 +195,7 @@ class AcpAgent:
         *,
         cwd: Path,
         env: dict[str, str],
-        marker: tuple[str, str],
+        marker: Marker,
         stderr_tail_bytes: int,
         max_line_bytes: int,
         timeout: float,
@@ -250,7 +249,7 @@ class AcpAgent:
 
     async def prompt(self, text: str) -> schema.PromptResponse:
         assert self.process is not None
-        await anyio.to_thread.run_sync(self.process.record_tree)
+        await self.process.record_tree()
         conn, session_id = self._connection()
         return await conn.prompt(
             session_id=session_id, prompt=[schema.TextContentBlock(type="text", text=text)]

@@ -2,32 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
-from rawp_adapters import AdapterSettings
+from rawp_adapters.processes import AgentProcessSettings
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 """qwen-code sends a 569 KB line (its skill list); asyncio's reader default is 64 KiB."""
 
-DEFAULT_ENV_ALLOWLIST = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "TERM",
-    "TMPDIR",
-)
 
-
-class AcpSettings(AdapterSettings):
-    """How one ACP agent is started and driven. Only ``command`` is needed."""
+class AcpSettings(AgentProcessSettings):
+    """How one ACP agent is started and driven. Only ``command`` is needed; the
+    environment and stop settings are :class:`AgentProcessSettings`'s."""
 
     command: list[str] = Field(
         min_length=1,
@@ -38,18 +23,6 @@ class AcpSettings(AdapterSettings):
         default=None,
         description="Name reported in session.capabilities; default the agent's own "
         "(`initialize` agentInfo), else the binary's.",
-    )
-    env_policy: Literal["inherit", "allowlist"] = Field(
-        default="inherit",
-        description="`inherit` passes the parent's environment; `allowlist` only `env_allowlist`.",
-    )
-    env_allowlist: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST),
-        description="Variables kept from the parent's environment under `allowlist`.",
-    )
-    env: dict[str, str] = Field(
-        default_factory=dict,
-        description="Extra variables, applied after the policy (RAWP_* variables still win).",
     )
     resume_session_id: str | None = Field(
         default=None,
@@ -93,10 +66,4 @@ class AcpSettings(AdapterSettings):
         ge=0,
         description="Seconds to exit after stdin is closed, before SIGTERM (claude-agent-acp "
         "and codex-acp never exit on end of stdin).",
-    )
-    sigterm_grace: float = Field(
-        default=5.0, ge=0, description="Seconds to exit after SIGTERM, before SIGKILL."
-    )
-    stderr_tail_bytes: int = Field(
-        default=8192, ge=0, description="How much of the agent's stderr error frames quote."
     )

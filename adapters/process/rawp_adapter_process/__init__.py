@@ -16,8 +16,9 @@ one ``--mode json`` process per prompt). Tool calls are gated by the bundled ext
 Modules: ``_settings`` (settings), ``_wire`` (typed decoding of the agent's lines),
 ``_translate`` (sans-IO events → DPS payloads), ``_dialogs`` (sans-IO dialogs →
 interactions), ``_commands`` (command/answer matching), ``_reader`` (stdout → messages),
-``_process`` (spawn, stderr, exit mapping, termination), ``_launch`` (argv, env),
-``_rpc`` / ``_single_turn`` (the two modes), ``_adapter`` (the :class:`ProcessAdapter`).
+``_launch`` (argv, env), ``_rpc`` / ``_single_turn`` (the two modes), ``_adapter`` (the
+:class:`ProcessAdapter`). The agent process itself is
+:class:`rawp_adapters.processes.AgentProcess`.
 """
 
 from rawp_adapter_process._adapter import ProcessAdapter

@@ -65,13 +65,7 @@ class ProcessAdapter(Adapter[ProcessSettings]):
 
     @property
     def notices(self) -> list[str]:
-        if self.settings.env_policy != "inherit":
-            return []
-        return [
-            "the agent gets this shell's whole environment, secrets included "
-            "(env_policy=inherit); --setting env_policy=allowlist passes only "
-            f"{', '.join(self.settings.env_allowlist)} and the variables named in `env`"
-        ]
+        return self.settings.env_notices()
 
     @property
     def agent_info(self) -> AgentInfo:

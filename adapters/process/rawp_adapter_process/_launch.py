@@ -14,24 +14,13 @@ from rawp_adapter_process._settings import (
     ProcessSettings,
 )
 from rawp_adapters import StartFailed
-from rawp_adapters.frames import DPS_VERSION
+from rawp_adapters.processes import agent_environment
 
 EXTENSION_PATH = Path(__file__).resolve().parent / "extension" / "permission_gate.ts"
 """The bundled permission extension, loaded with ``-e``."""
 
-SESSION_ID_VAR = "RAWP_SESSION_ID"
 _EXTENSION_TIMEOUT_MARGIN_MS = 5_000
 """The extension's own deadline is later than the adapter's, which answers first."""
-
-
-def check_workspace(workspace: Path) -> Path:
-    """The agent's working directory; raises ``StartFailed`` unless it is an existing
-    absolute directory."""
-    if not workspace.is_absolute() or not workspace.is_dir():
-        raise StartFailed.of(
-            f"the workspace must be an existing absolute directory, not {str(workspace)!r}"
-        )
-    return workspace
 
 
 def check_executable(argv0: str, env: Mapping[str, str]) -> None:
@@ -95,20 +84,14 @@ def agent_env(
     workspace: Path,
     parent: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The environment by policy, then ``settings.env``, then the adapter's own variables
-    (the RAWP_* ones always win)."""
-    parent = os.environ if parent is None else parent
-    if settings.env_policy == "inherit":
-        env = dict(parent)
-    else:
-        env = {name: parent[name] for name in settings.env_allowlist if name in parent}
-    env.update(settings.env)
+    """:func:`~rawp_adapters.processes.agent_environment` with what the permission
+    extension needs to know."""
+    extra: dict[str, str] = {}
     if permission_gated(settings) and settings.approval == "extension":
-        env["RAWP_PERMISSION_TOOLS"] = ",".join(settings.permission_tools)
-        env["RAWP_PERMISSION_TIMEOUT_MS"] = str(
+        extra["RAWP_PERMISSION_TOOLS"] = ",".join(settings.permission_tools)
+        extra["RAWP_PERMISSION_TIMEOUT_MS"] = str(
             settings.interaction_timeout_ms + _EXTENSION_TIMEOUT_MARGIN_MS
         )
-    env[SESSION_ID_VAR] = session_id
-    env["RAWP_WORKSPACE_PATH"] = str(workspace)
-    env["RAWP_DPS_VERSION"] = DPS_VERSION
-    return env
+    return agent_environment(
+        settings, session_id=session_id, workspace=workspace, extra=extra, parent=parent
+    )

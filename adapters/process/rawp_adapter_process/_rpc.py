@@ -19,8 +19,7 @@ import anyio
 
 from rawp_adapter_process._commands import AgentGone, CommandChannel
 from rawp_adapter_process._dialogs import Dialog, interpret
-from rawp_adapter_process._launch import SESSION_ID_VAR, agent_env, check_workspace, rpc_argv
-from rawp_adapter_process._process import AgentProcess, AgentWriteError, ExitStatus, exit_status
+from rawp_adapter_process._launch import agent_env, rpc_argv
 from rawp_adapter_process._reader import MessageReader
 from rawp_adapter_process._settings import ProcessSettings
 from rawp_adapter_process._translate import (
@@ -56,6 +55,14 @@ from rawp_adapters.frames import (
     Containment,
     SessionCompacted,
     TokenUsage,
+)
+from rawp_adapters.processes import (
+    SESSION_ID_VAR,
+    AgentProcess,
+    AgentWriteError,
+    ExitStatus,
+    check_workspace,
+    exit_status,
 )
 
 _STDOUT_DRAIN = 2.0

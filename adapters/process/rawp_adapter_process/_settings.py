@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rawp_adapters import AdapterSettings
+from rawp_adapters.processes import AgentProcessSettings
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -25,20 +25,6 @@ DEFAULT_PERMISSION_TOOLS = (
 )
 """The tools of the xcsh family that change state (run code, write files, reach hosts).
 Reading and searching tools (``read``, ``grep``, ``glob``/``find``, ``ls``) run ungated."""
-
-DEFAULT_ENV_ALLOWLIST = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "TERM",
-    "TMPDIR",
-)
 
 SESSION_ID_PLACEHOLDER = "{session_id}"
 PROMPT_PLACEHOLDER = "{prompt}"
@@ -70,8 +56,9 @@ class SingleTurnSettings(BaseModel):
     )
 
 
-class ProcessSettings(AdapterSettings):
-    """Settings of the process adapter. Every field has a default that runs ``xcsh``."""
+class ProcessSettings(AgentProcessSettings):
+    """Settings of the process adapter. Every field has a default that runs ``xcsh``;
+    the environment and stop settings are :class:`AgentProcessSettings`'s."""
 
     command: list[str] = Field(
         default_factory=lambda: ["xcsh", "--mode", "rpc"],
@@ -84,18 +71,6 @@ class ProcessSettings(AdapterSettings):
     model: str | None = Field(default=None, description="Passed as `--model <model>`.")
     provider: str | None = Field(default=None, description="Passed as `--provider <provider>`.")
     extra_args: list[str] = Field(default_factory=list, description="Appended to the command line.")
-    env_policy: Literal["inherit", "allowlist"] = Field(
-        default="inherit",
-        description="`inherit` passes the parent's environment; `allowlist` only `env_allowlist`.",
-    )
-    env_allowlist: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST),
-        description="Variables kept from the parent's environment under `allowlist`.",
-    )
-    env: dict[str, str] = Field(
-        default_factory=dict,
-        description="Extra variables, applied after the policy (RAWP_* variables still win).",
-    )
     approval: Literal["extension", "omp-builtin", "none"] = Field(
         default="extension",
         description="Where permission requests come from: the bundled `-e` extension, omp's "
@@ -132,12 +107,6 @@ class ProcessSettings(AdapterSettings):
         ge=0,
         description="Seconds to exit after stdin is closed, before SIGTERM. omp and pi exit "
         "in 30-65 ms when idle; kept short so a stubborn agent is gone in about 5 s.",
-    )
-    sigterm_grace: float = Field(
-        default=5.0, ge=0, description="Seconds to exit after SIGTERM, before SIGKILL."
-    )
-    stderr_tail_bytes: int = Field(
-        default=8192, ge=0, description="How much of the agent's stderr error frames quote."
     )
     descendant_poll_interval: float = Field(
         default=1.0,

@@ -14,21 +14,20 @@ from functools import partial
 
 import anyio
 
-from rawp_adapter_process._launch import (
-    SESSION_ID_VAR,
-    agent_env,
-    check_executable,
-    check_workspace,
-    single_turn_argv,
-)
-from rawp_adapter_process._process import AgentProcess, exit_status
+from rawp_adapter_process._launch import agent_env, check_executable, single_turn_argv
 from rawp_adapter_process._reader import MessageReader
 from rawp_adapter_process._settings import ProcessSettings
 from rawp_adapter_process._translate import SIGNALS, Translator
 from rawp_adapter_process._wire import SessionHeader, WireMessage
 from rawp_adapters import AgentFailure, CloseResult, SessionContext, Turn, TurnResult
 from rawp_adapters.frames import ClientPayload, TokenUsage
-from rawp_adapters.processes import GuardError
+from rawp_adapters.processes import (
+    SESSION_ID_VAR,
+    AgentProcess,
+    GuardError,
+    check_workspace,
+    exit_status,
+)
 
 _STDOUT_DRAIN = 2.0
 """Seconds without a new line after which the rest of stdout is given up once the agent

@@ -1,17 +1,10 @@
-"""The agent's OS process: spawn, pipes, stderr tail, exit mapping and termination.
+"""One agent run as a child process: spawned confined, its pipes, a bounded stderr tail,
+and its end as a whole tree.
 
-The agent runs in its own session (process group). xcsh-family agents start tool
-processes in sessions of their own, so killing the group misses them. Where the host
-allows it the agent runs in a cgroup of its own, which nothing it starts can leave;
-otherwise as a child subreaper (the orphans of its tools stay in its tree), its process
-tree is recorded with psutil while the agent runs, and every process that carries this
-session's ``RAWP_SESSION_ID`` in its environment is found again at the end (see
-:func:`~rawp_adapters.processes.open_confined_process`). Termination: close stdin,
-short grace, SIGTERM to the group, grace, SIGKILL, then kill the cgroup (or every
-recorded or marked process) and confirm that nothing is left. A
-:class:`~rawp_adapters.processes.ParentDeathGuard` does the same killing should the
-host die without closing the session (pi leaves its tool processes running when its
-stdin closes).
+Termination: close stdin, grace, SIGTERM to its process group, grace, SIGKILL, then kill
+the cgroup (or every recorded or marked process) and confirm that nothing is left. The
+host's :class:`~rawp_adapters.processes.ParentDeathGuard` does the same killing should
+the host die without closing the session.
 """
 
 from __future__ import annotations
@@ -20,7 +13,6 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -29,17 +21,16 @@ import anyio.to_thread
 import psutil
 from structlog.stdlib import BoundLogger
 
-from rawp_adapters.frames import AgentError, Severity
-from rawp_adapters.processes import (
+from rawp_adapters._errors import GuardError
+from rawp_adapters._frames import Containment
+from rawp_adapters.processes._confine import Confinement, open_confined_process
+from rawp_adapters.processes._exit import ExitStatus, exit_status
+from rawp_adapters.processes._supervisor import ParentDeathGuard
+from rawp_adapters.processes._tree import (
     CREATED_SLACK_S,
-    Confinement,
-    Containment,
-    GuardError,
     Marker,
-    ParentDeathGuard,
     kill_and_wait,
     marked_processes,
-    open_confined_process,
     running,
 )
 
@@ -47,63 +38,8 @@ _KILL_WAIT = 2.0
 """Seconds for SIGKILLed processes to disappear before they are reported as left over."""
 
 
-class AgentWriteError(Exception):
+class AgentWriteError(ConnectionError):
     """The agent's stdin is closed: it exited or is being stopped."""
-
-
-@dataclass(frozen=True, slots=True)
-class ExitStatus:
-    """How the agent process ended, in DPS terms (rule 5)."""
-
-    returncode: int
-    exit_code: int | None
-    """The exit code; ``None`` for a death by signal without one."""
-    signal: str | None
-    """The signal's name for a raw signal death (-N) or an exit code 128+N."""
-
-    @property
-    def clean(self) -> bool:
-        return self.returncode == 0
-
-    def describe(self) -> str:
-        if self.returncode < 0:
-            return f"was killed by {self.signal}"
-        if self.signal is not None:
-            return f"exited with code {self.returncode} ({self.signal})"
-        return f"exited with code {self.returncode}"
-
-    def error(
-        self, *, severity: Severity = "fatal", stderr_tail: str | None = None, prefix: str = ""
-    ) -> AgentError | None:
-        """The ``agent.error`` this end calls for (``None`` for exit 0)."""
-        if self.clean:
-            return None
-        return AgentError(
-            severity=severity,
-            error_code="SIGNAL_EXIT" if self.signal is not None else "PROCESS_EXIT",
-            message=f"{prefix}the agent {self.describe()}",
-            exit_code=self.exit_code,
-            signal=self.signal,
-            stderr_tail=stderr_tail,
-        )
-
-
-def exit_status(returncode: int) -> ExitStatus:
-    """Map a Python return code: 0, 1-127, 128+N (a shell's signal exit), -N (a signal)."""
-    if returncode < 0:
-        return ExitStatus(returncode, None, _signal_name(-returncode))
-    if returncode > 128:
-        name = _signal_name(returncode - 128)
-        if name is not None:
-            return ExitStatus(returncode, returncode, name)
-    return ExitStatus(returncode, returncode, None)
-
-
-def _signal_name(number: int) -> str | None:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return None
 
 
 class _Tail:
@@ -194,8 +130,8 @@ class AgentProcess:
         return self._confinement.mechanism
 
     async def start_guard(self) -> None:
-        """Start the watchdog that kills the agent's tree and the marked processes if
-        this host dies first; raises ``GuardError`` when it cannot start."""
+        """Start the watchdog that kills the agent's processes if this host dies first;
+        raises ``GuardError`` when it cannot start."""
         try:
             self._guard = await ParentDeathGuard.start(
                 self.pid, marker=self._marker, cgroup=self._confinement.cgroup
@@ -242,11 +178,9 @@ class AgentProcess:
         """Read stderr to its end, keeping a bounded tail (never leave a pipe full)."""
         stderr = self._process.stderr
         assert stderr is not None
-        try:
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             async for chunk in stderr:
                 self._tail.add(chunk)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
 
     async def wait(self) -> int:
         return await self._process.wait()
@@ -254,28 +188,26 @@ class AgentProcess:
     async def watch_tree(self, interval: float, busy: Callable[[], bool]) -> None:
         """Record the agent's process tree every ``interval`` seconds while ``busy()``
         (tools run during turns), and once more when it stops being busy, until the
-        agent exits. An idle session costs no scans, nor does a confined one (its cgroup
-        holds every process).
-
-        The scan reads all of /proc, so it runs in a worker thread: the event loop (and
-        the other sessions' streams) never wait for it.
-        """
-        if self._confinement.cgroup is not None:
-            return
+        agent exits. An idle or cgroup-confined agent costs no scans."""
         was_busy = False
-        while self._process.returncode is None:
+        while self._process.returncode is None and self._confinement.cgroup is None:
             now_busy = busy()
             if now_busy or was_busy:
-                known = list(self._recorded.values())
-                children, gone = await anyio.to_thread.run_sync(self._scan_tree, known)
-                self._remember(children, gone)
+                await self.record_tree()
             was_busy = now_busy
             await anyio.sleep(interval)
 
-    def record_descendants(self) -> None:
+    async def record_tree(self) -> None:
+        """Remember the agent's descendants now (the children of a dead process cannot
+        be found any more), in a worker thread: the scan reads all of /proc."""
         if self._confinement.cgroup is not None:
             return
-        self._remember(*self._scan_tree(list(self._recorded.values())))
+        known = list(self._recorded.values())
+        children, gone = await anyio.to_thread.run_sync(self._scan_tree, known)
+        for pid in gone:
+            self._recorded.pop(pid, None)
+        for child in children:
+            self._recorded.setdefault(child.pid, child)
 
     def _scan_tree(self, known: list[psutil.Process]) -> tuple[list[psutil.Process], list[int]]:
         """The agent's descendants now, and which known ones are gone."""
@@ -287,15 +219,9 @@ class AgentProcess:
         except psutil.Error:
             return [], gone
 
-    def _remember(self, children: list[psutil.Process], gone: list[int]) -> None:
-        for pid in gone:
-            self._recorded.pop(pid, None)
-        for child in children:
-            self._recorded.setdefault(child.pid, child)
-
     async def terminate(self, *, stdin_grace: float, sigterm_grace: float) -> ExitStatus | None:
         """Stop the agent and everything it started (rule 6); ``None`` if it never died."""
-        self.record_descendants()
+        await self.record_tree()
         await self.close_stdin()
         if not await self._exited_within(stdin_grace):
             self._log.info("agent still running after stdin was closed; SIGTERM", pid=self.pid)
@@ -314,7 +240,7 @@ class AgentProcess:
 
     async def kill_leftovers(self) -> None:
         """Kill every process of the agent's cgroup, or every recorded descendant and
-        every process marked with this session, then confirm they are gone."""
+        every marked process, then confirm they are gone."""
         cgroup = self._confinement.cgroup
         if cgroup is not None:
             if pids := cgroup.pids():
@@ -329,12 +255,10 @@ class AgentProcess:
         leftovers = {proc.pid: proc for proc in self._recorded.values() if running(proc)}
         leftovers.update((proc.pid, proc) for proc in marked)
         self._recorded.clear()
-        if not leftovers:
-            return
-        self._log.info("killing processes the agent left behind", pids=sorted(leftovers))
-        survivors = await kill_and_wait(list(leftovers.values()), timeout=_KILL_WAIT)
-        if survivors:
-            self._log.error("processes survived SIGKILL", pids=survivors)
+        if leftovers:
+            self._log.info("killing processes the agent left behind", pids=sorted(leftovers))
+            if survivors := await kill_and_wait(list(leftovers.values()), timeout=_KILL_WAIT):
+                self._log.error("processes survived SIGKILL", pids=survivors)
 
     async def release(self) -> None:
         """Stand the guard down, remove the agent's cgroup and close our ends of the
