@@ -16,7 +16,7 @@ import anyio
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._logging import get_logger
 from rawp_adapters._session import Session, open_session
-from rawp_adapters.cli._threads import FdReceiveStream, FdSendStream, daemon_worker
+from rawp_adapters.cli._threads import FdReceiveStream, daemon_worker, fd_send_stream
 from rawp_adapters.host import serve_stream
 
 STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -41,12 +41,13 @@ async def serve_stdio(
             anyio.create_task_group() as tg,
         ):
             tg.start_soon(_close_on_signal, session, signals, stopped_by)
-            written = await serve_stream(
-                session,
-                FdReceiveStream(reader, stdin_fd),
-                FdSendStream(writer, stdout_fd),
-                max_line_bytes=max_line_bytes,
-            )
+            with fd_send_stream(writer, stdout_fd) as stdout:
+                written = await serve_stream(
+                    session,
+                    FdReceiveStream(reader, stdin_fd),
+                    stdout,
+                    max_line_bytes=max_line_bytes,
+                )
             tg.cancel_scope.cancel()
     if stopped_by:
         return 128 + stopped_by[0]
