@@ -119,6 +119,15 @@ _FRAME_FIELDS: Final = frozenset(
     ("version", "session_id", "seq", "timestamp", "payload", "metadata")
 )
 """The envelope fields the session sets (pydantic's ``model_fields_set`` of its frames)."""
+_FIELDS_SET: Final = set(_FRAME_FIELDS)
+"""Copied into each frame (copying a set is cheaper than building one)."""
+_FENCED: Final[frozenset[type[Any]]] = frozenset(
+    payload_class
+    for payload_class in _FRAME_TYPES
+    if "turn_id" in payload_class.model_fields and payload_class not in (TurnStart, TurnEnd)
+)
+"""Payloads with a ``turn_id`` that fences them to their turn (turn start and end
+aside): the types :meth:`SessionProtocol._put` checks, by exact type."""
 _new = object.__new__
 _set = object.__setattr__
 
@@ -655,23 +664,25 @@ class SessionProtocol:
                 self._early_dropped += 1
             return
         turn = self.turn
-        turn_id = getattr(payload, "turn_id", None)
-        if turn_id is not None and not isinstance(payload, TurnEnd | TurnStart):
-            if turn is None or turn.turn.turn_id != turn_id:
-                # Turn-id fencing: nothing of a turn appears after its end.
-                self._log.debug(
-                    "stale frame of a finished turn dropped",
-                    turn_id=turn_id,
-                    payload=type(payload).__name__,
-                )
-                return
-            if isinstance(payload, SessionUsage):
-                turn.add_usage(payload)
-                if self.limits.usage_steps:
-                    self._number(payload, _STEP_METADATA)
-                return
+        kind = type(payload)
+        if kind in _FENCED:
+            turn_id: str | None = getattr(payload, "turn_id", None)
+            if turn_id is not None:
+                if turn is None or turn.turn.turn_id != turn_id:
+                    # Turn-id fencing: nothing of a turn appears after its end.
+                    self._log.debug(
+                        "stale frame of a finished turn dropped",
+                        turn_id=turn_id,
+                        payload=kind.__name__,
+                    )
+                    return
+                if isinstance(payload, SessionUsage):
+                    turn.add_usage(payload)
+                    if self.limits.usage_steps:
+                        self._number(payload, _STEP_METADATA)
+                    return
         if turn is not None:
-            if isinstance(payload, AgentError):
+            if kind is AgentError:
                 turn.reported_error = True
             elif not turn.track(payload, self._log):
                 return
@@ -681,7 +692,7 @@ class SessionProtocol:
         if self.sealed:
             self._log.warning("frame after session.closed dropped", payload=type(payload).__name__)
             return
-        self.seq += 1
+        self.seq = seq = self.seq + 1
         # The frame is built as pydantic would build it from these (validated) fields,
         # without validating them again: the payload is a validated model of exactly the
         # frame's payload type, and the envelope's fields are the session's own.
@@ -694,13 +705,13 @@ class SessionProtocol:
                 "version": DPS_VERSION,
                 "type": frame_type,
                 "session_id": self.session_id,
-                "seq": self.seq,
+                "seq": seq,
                 "timestamp": self._clock(),
                 "metadata": metadata,
                 "payload": payload,
             },
         )
-        _set(frame, "__pydantic_fields_set__", set(_FRAME_FIELDS))
+        _set(frame, "__pydantic_fields_set__", _FIELDS_SET.copy())
         _set(frame, "__pydantic_extra__", None)
         _set(frame, "__pydantic_private__", None)
         self._sink(frame)

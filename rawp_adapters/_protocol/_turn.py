@@ -46,6 +46,13 @@ class TurnState:
 
     def track(self, payload: ClientPayload, log: BoundLogger) -> bool:
         """Keep the turn's open blocks and tool calls; False drops a duplicate or orphan."""
+        if type(payload) is TextDelta:  # the most common payload by far
+            key = (False, payload.index)
+            parts = self.blocks.get(key)
+            if parts is None:
+                self.blocks[key] = parts = []
+            parts.append(payload.text)
+            return True
         match payload:
             case TextDelta() | ThinkingDelta():
                 key = (isinstance(payload, ThinkingDelta), payload.index)

@@ -18,6 +18,7 @@ the turn stays open until the retry runs or the retries end (:class:`RetriesEnde
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from rawp_adapter_process._wire import (
     AgentEnd,
@@ -351,8 +352,7 @@ class Translator:
             thinking = kind == "thinking_delta"
             block = self._block(event.contentIndex, thinking)
             block.parts.append(event.delta)
-            model = ThinkingDelta if thinking else TextDelta
-            return [model(turn_id=turn_id, index=block.index, text=event.delta)]
+            return [_delta(thinking, turn_id, block.index, event.delta)]
         if kind == "text_start" or kind == "thinking_start":
             self._block(event.contentIndex, kind == "thinking_start")
             return []
@@ -483,3 +483,29 @@ def _compacted(result: CompactionResult | None, aborted: bool, error: str | None
         return []
     tokens = int(result.tokensBefore) if result.tokensBefore is not None else None
     return [SessionCompacted(trigger="auto", tokens_before=tokens, summary=result.summary)]
+
+
+_new = object.__new__
+_set = object.__setattr__
+_DELTA_FIELDS: Final = {"turn_id", "index", "text"}
+
+
+def _delta(thinking: bool, turn_id: str, index: int, text: str) -> TextDelta | ThinkingDelta:
+    """``TextDelta(turn_id=, index=, text=)`` (or ``ThinkingDelta``) as pydantic builds
+    it, without validating again what is typed already: the turn id and index are the
+    translator's own, the text a ``str`` msgspec decoded. The hot path of every agent."""
+    delta: TextDelta | ThinkingDelta
+    if thinking:
+        delta = _new(ThinkingDelta)
+        _set(
+            delta,
+            "__dict__",
+            {"turn_id": turn_id, "index": index, "text": text, "redacted": False},
+        )
+    else:
+        delta = _new(TextDelta)
+        _set(delta, "__dict__", {"turn_id": turn_id, "index": index, "text": text})
+    _set(delta, "__pydantic_fields_set__", _DELTA_FIELDS.copy())
+    _set(delta, "__pydantic_extra__", None)
+    _set(delta, "__pydantic_private__", None)
+    return delta
