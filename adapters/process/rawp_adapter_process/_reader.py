@@ -6,9 +6,17 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.abc
+import msgspec
 from structlog.stdlib import BoundLogger
 
-from rawp_adapter_process._wire import WireError, WireMessage, decode_line
+from rawp_adapter_process._wire import (
+    _DECODERS,
+    _TYPE_PREFIX,
+    _TYPE_START,
+    WireError,
+    WireMessage,
+    decode_line,
+)
 from rawp_adapters import LineFramer, OversizedLine
 from rawp_adapters.frames import AgentError
 
@@ -104,6 +112,17 @@ class MessageReader:
                     )
                 )
                 continue
+            if item.startswith(_TYPE_PREFIX):
+                # The common case inline (decode_line's first step): a known event type
+                # decoded by its typed decoder, an ignored one skipped unparsed.
+                decoder = _DECODERS.get(item[_TYPE_START : item.find(b'"', _TYPE_START)])
+                if decoder is None:
+                    continue
+                try:
+                    messages.append(decoder.decode(item))
+                    continue
+                except (msgspec.DecodeError, UnicodeDecodeError):
+                    pass  # decode_line says what is wrong (or repairs the UTF-8)
             try:
                 message = decode_line(item)
             except WireError as exc:
