@@ -31,7 +31,9 @@ from rawp_adapters.frames import (
 from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
 from tests.acp.agents import ACP_AGENTS, AcpAgentName, acp_available, acp_settings, wire_format
 from tests.support.llm_anthropic import ScriptedAnthropic
+from tests.support.llm_gemini import ScriptedGemini
 from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
+from tests.support.llm_responses import ScriptedResponses
 
 pytestmark = [pytest.mark.anyio, pytest.mark.acp]
 
@@ -49,7 +51,13 @@ AGENTS = [
     for name in ACP_AGENTS
 ]
 
-SHELL_TOOL = {"omp": "execute", "claude": "Bash", "qwen": "execute", "codex": "execute"}
+SHELL_TOOL = {
+    "omp": "execute",
+    "claude": "Bash",
+    "qwen": "execute",
+    "codex": "execute",
+    "gemini": "execute",
+}
 """``context.tool_name`` of the agents' shell tool (claude-agent-acp names its tools;
 the others give the ACP kind)."""
 
@@ -60,9 +68,13 @@ def servers() -> Iterator[dict[str, str]]:
     with ExitStack() as stack:
         openai = stack.enter_context(ScriptedOpenAI())
         anthropic = stack.enter_context(ScriptedAnthropic())
+        responses = stack.enter_context(ScriptedResponses())
+        gemini = stack.enter_context(ScriptedGemini())
         yield {
             "openai": openai.base_url.removesuffix("/v1"),
             "anthropic": anthropic.base_url.removesuffix("/v1"),
+            "responses": responses.base_url.removesuffix("/v1"),
+            "gemini": gemini.base_url,
         }
 
 
@@ -122,6 +134,9 @@ async def test_text_then_a_tool_allowed_denied_and_timed_out_then_an_end_that_le
         (resolved,) = turn.of_type(InteractionResolvedFrame)
         outcomes.append(resolved.payload.outcome)
     assert outcomes == ["allowed", "denied", "timed_out"]
+    # codex-acp's reject ("abort") ends the whole turn cancelled; the others carry on
+    refused_stop = "cancelled" if name == "codex" else "end_turn"
+    assert (denied.stop_reason, timed_out.stop_reason) == (refused_stop, refused_stop)
     usage = text.of_type("session.usage")
     if name in REPORTS_TOKENS:
         assert usage[0].payload.input_tokens
@@ -165,7 +180,16 @@ async def test_abort_while_streaming_and_while_a_permission_waits_then_turns_sta
 REPORTS_TOKENS = ("omp", "claude")
 """Agents whose ``PromptResponse`` carries the turn's usage."""
 
-RESUMABLE = [p for p in AGENTS if p.values[0] != "gemini"]
+CANNOT_LOAD = {
+    "gemini": "gemini-cli 0.61.0 answers session/load with -32603 'No previous sessions found "
+    "for this project.' although the chat file exists (peer/ACP.md), so it cannot resume",
+}
+RESUMABLE = [
+    pytest.param(name, marks=[*p.marks, pytest.mark.skip(reason=CANNOT_LOAD[name])])
+    if (name := str(p.values[0])) in CANNOT_LOAD
+    else p
+    for p in AGENTS
+]
 
 
 @pytest.mark.parametrize("name", RESUMABLE)
