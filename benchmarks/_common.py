@@ -6,6 +6,7 @@ the same run, so ratios hold on any machine even when absolute figures do not.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
@@ -68,3 +69,42 @@ def print_machine() -> None:
         f"python {platform.python_version()} on {platform.machine()}, {cpus} CPUs, {sys.platform}"
         f", load average {load} (other processes on these CPUs add noise)"
     )
+
+
+AGENT = Path(__file__).with_name("_agent.py")
+"""The scripted agent the benchmarks run (replay, banner, dialogs …; see its docstring)."""
+
+
+def agent_command(mode: str, *args: object) -> list[str]:
+    return [sys.executable, "-I", "-S", str(AGENT), mode, *map(str, args)]
+
+
+def bridge_command(agent: list[str], workspace: Path) -> list[str]:
+    """``rawp-adapters serve --stdio`` running ``agent`` with the process adapter."""
+    settings = {"command": agent, "approval": "none"}
+    return [
+        sys.executable,
+        "-m",
+        "rawp_adapters.cli",
+        "serve",
+        "--stdio",
+        "--adapter",
+        "process",
+        "--settings-json",
+        json.dumps(settings),
+        "--workspace",
+        str(workspace),
+    ]
+
+
+def repeat_to_file(block: bytes, mib: int, name: str) -> tuple[Path, int]:
+    """``block`` repeated to about ``mib`` MiB in a cached file named after ``name``;
+    the file and how many times the block is in it."""
+    repeats = max(1, mib * MIB // len(block))
+    path = CACHE_DIR / f"{name}-x{repeats}.jsonl"
+    if not path.exists() or path.stat().st_size != len(block) * repeats:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as out:
+            for _ in range(repeats):
+                out.write(block)
+    return path, repeats

@@ -14,17 +14,24 @@ import json
 import os
 import select
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
-from benchmarks._common import CACHE_DIR, FIXTURES, MIB, Cell, print_machine, print_table
+from benchmarks._common import (
+    FIXTURES,
+    MIB,
+    Cell,
+    agent_command,
+    bridge_command,
+    print_machine,
+    print_table,
+    repeat_to_file,
+)
 from benchmarks.bench_process import (
     READ_SIZE,
-    agent_command,
     bare_read,
     build_payload,
     pick_transcript,
@@ -47,31 +54,8 @@ def build_text_deltas(mib: int) -> tuple[Path, int]:
             if event.get("type") == "message_update" and update.get("type") == "text_delta":
                 deltas.append(line)
     block = b"\n".join(deltas) + b"\n"
-    repeats = max(1, mib * MIB // len(block))
-    path = CACHE_DIR / f"omp-text-deltas-x{repeats}.jsonl"
-    if not path.exists() or path.stat().st_size != len(block) * repeats:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as out:
-            for _ in range(repeats):
-                out.write(block)
+    path, repeats = repeat_to_file(block, mib, "omp-text-deltas")
     return path, len(deltas) * repeats
-
-
-def bridge_command(payload: Path, workspace: Path) -> list[str]:
-    settings = {"command": agent_command("replay", payload), "approval": "none"}
-    return [
-        sys.executable,
-        "-m",
-        "rawp_adapters.cli",
-        "serve",
-        "--stdio",
-        "--adapter",
-        "process",
-        "--settings-json",
-        json.dumps(settings),
-        "--workspace",
-        str(workspace),
-    ]
 
 
 def _first_frame(fd: int) -> tuple[dict[str, object], bytes]:
@@ -96,7 +80,7 @@ def bridge_read(
     read from its stdout, with ``payload`` replayed by the agent in between; the frame
     lines read. The reader splits lines and, with ``decode``, decodes each."""
     with subprocess.Popen(
-        bridge_command(payload, workspace),
+        bridge_command(agent_command("replay", payload), workspace),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

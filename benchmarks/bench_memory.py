@@ -29,7 +29,6 @@ import logging
 import os
 import select
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -43,20 +42,15 @@ import anyio.lowlevel
 import psutil
 from rawp_adapter_process import ProcessAdapter, ProcessSettings
 
-from benchmarks._common import MIB, Cell, print_machine, print_table
+from benchmarks._common import MIB, Cell, agent_command, bridge_command, print_machine, print_table
 from rawp_adapters import Session, open_session
 from rawp_adapters.frames import TurnEndFrame
 
-AGENT = Path(__file__).with_name("_agent.py")
 SAMPLE_EVERY = 0.005
 """Seconds between two RSS samples."""
 CEILING = 16 * MIB
 """Growth a session may cost the host whatever the agent or the Master sends (the
 same bound as the memory tests in tests/process/faults/test_memory.py)."""
-
-
-def agent_command(mode: str, *args: object) -> list[str]:
-    return [sys.executable, "-I", "-S", str(AGENT), mode, *map(str, args)]
 
 
 def process_adapter(mode: str, *args: object) -> ProcessAdapter:
@@ -112,23 +106,6 @@ class Measured:
 # ----------------------------------------------------------------- 1. the bridge
 
 
-def bridge_command(workspace: Path, mode: str) -> list[str]:
-    settings = {"command": agent_command(mode), "approval": "none"}
-    return [
-        sys.executable,
-        "-m",
-        "rawp_adapters.cli",
-        "serve",
-        "--stdio",
-        "--adapter",
-        "process",
-        "--settings-json",
-        json.dumps(settings),
-        "--workspace",
-        str(workspace),
-    ]
-
-
 def _read_until(fd: int, marker: bytes, limit: float) -> bytes:
     """What the bridge writes until ``marker`` is in it (or ``limit`` seconds pass)."""
     seen = b""
@@ -161,7 +138,7 @@ def bridge_load(workspace: Path, lines: list[bytes], limit: float, *, read: bool
     """A bridge gets ``lines`` from a Master that reads only the first frames (or, with
     ``read``, every frame); growth of the bridge process."""
     with subprocess.Popen(
-        bridge_command(workspace, "idle"),
+        bridge_command(agent_command("idle"), workspace),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

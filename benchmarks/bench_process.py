@@ -39,19 +39,19 @@ from rawp_adapter_process import ProcessAdapter, ProcessSettings
 from rawp_adapter_process._wire import decode_line
 
 from benchmarks._common import (
-    CACHE_DIR,
     FIXTURES,
     MIB,
     Cell,
+    agent_command,
     percentile,
     print_machine,
     print_table,
     ratio,
+    repeat_to_file,
 )
 from rawp_adapters import open_session
 from rawp_adapters.frames import TextDeltaFrame, TurnEndFrame
 
-AGENT = Path(__file__).with_name("_agent.py")
 READ_SIZE = 1 << 16
 """What one pipe read asks for, as anyio's process streams do."""
 STREAM_EVENTS = frozenset(
@@ -70,10 +70,6 @@ STREAM_EVENTS = frozenset(
 BACKENDS = ("asyncio", "trio")
 
 Decoder = Callable[[bytes], object]
-
-
-def agent_command(mode: str, *args: object) -> list[str]:
-    return [sys.executable, "-I", "-S", str(AGENT), mode, *map(str, args)]
 
 
 def process_adapter(mode: str, *args: object, **settings: Any) -> ProcessAdapter:
@@ -98,13 +94,7 @@ def build_payload(transcript: Path, mib: int) -> tuple[Path, int]:
         if line.strip() and json.loads(line).get("type") in STREAM_EVENTS
     ]
     block = b"\n".join(events) + b"\n"
-    repeats = max(1, mib * MIB // len(block))
-    path = CACHE_DIR / f"{transcript.name.split('.')[0]}-x{repeats}.jsonl"
-    if not path.exists() or path.stat().st_size != len(block) * repeats:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as out:
-            for _ in range(repeats):
-                out.write(block)
+    path, repeats = repeat_to_file(block, mib, transcript.name.split(".")[0])
     return path, len(events) * repeats
 
 
