@@ -13,8 +13,6 @@ Every frame stream is checked against the DPS invariants (``drive``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +28,7 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
 from tests.acp.agents import ACP_AGENTS, AcpAgentName, acp_available, acp_settings, wire_format
-from tests.support.llm_anthropic import ScriptedAnthropic
-from tests.support.llm_gemini import ScriptedGemini
-from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
-from tests.support.llm_responses import ScriptedResponses
+from tests.support.llm_openai import DEFAULT_TEXT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.acp]
 
@@ -60,22 +55,6 @@ SHELL_TOOL = {
 }
 """``context.tool_name`` of the agents' shell tool (claude-agent-acp names its tools;
 the others give the ACP kind)."""
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[dict[str, str]]:
-    """One scripted model server per wire format, ``http://127.0.0.1:PORT`` each."""
-    with ExitStack() as stack:
-        openai = stack.enter_context(ScriptedOpenAI())
-        anthropic = stack.enter_context(ScriptedAnthropic())
-        responses = stack.enter_context(ScriptedResponses())
-        gemini = stack.enter_context(ScriptedGemini())
-        yield {
-            "openai": openai.base_url.removesuffix("/v1"),
-            "anthropic": anthropic.base_url.removesuffix("/v1"),
-            "responses": responses.base_url.removesuffix("/v1"),
-            "gemini": gemini.base_url,
-        }
 
 
 def make_adapter(
