@@ -24,11 +24,15 @@ from rawp_adapters.frames import (
     InteractionRequestFrame,
     InteractionResolvedFrame,
     SessionCapabilitiesFrame,
+    TextDeltaFrame,
+    TextDoneFrame,
+    ThinkingDeltaFrame,
+    ThinkingDoneFrame,
     ToolInvokeRequestFrame,
 )
 from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
 from tests.acp.agents import ACP_AGENTS, AcpAgentName, acp_available, acp_settings, wire_format
-from tests.support.llm_openai import DEFAULT_TEXT
+from tests.support.llm_openai import DEFAULT_TEXT, THINKING_TEXT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.acp]
 
@@ -187,3 +191,38 @@ async def test_a_second_session_resumes_the_first_with_session_load(
     assert again.acp_session_id == acp_session
     assert resumed.stop_reason == "end_turn"
     assert "Hello" in resumed.text
+
+
+@pytest.mark.parametrize("name", AGENTS)
+async def test_thinking_streams_before_the_answer_and_is_done_once(
+    name: AcpAgentName, servers: dict[str, str], tmp_path: Path
+) -> None:
+    """``THINK_FIRST`` makes every scripted server reason first (Anthropic thinking block,
+    chat ``reasoning_content``, a Responses reasoning summary, Gemini ``thought`` parts); each
+    agent forwards it as ``agent_thought_chunk``."""
+    adapter, workspace = make_adapter(name, servers, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        turn = await d.prompt("THINK_FIRST Say hello.")
+
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    assert caps.payload.features.thinking
+    deltas = turn.of_type(ThinkingDeltaFrame)
+    (done,) = turn.of_type(ThinkingDoneFrame)
+    assert "".join(f.payload.text for f in deltas) == done.payload.text
+    # gemini-cli formats each thought as "**subject**\ndescription" and trims it
+    assert _words(THINKING_TEXT) in _words(done.payload.text.replace("*", ""))
+    # codex warns "Model metadata for `fake-model` not found" as text first; the answer's own
+    # text block comes after the thinking
+    (answer,) = [f for f in turn.of_type(TextDoneFrame) if DEFAULT_TEXT in f.payload.text]
+    first_answer_delta = next(
+        i
+        for i, f in enumerate(turn.frames)
+        if isinstance(f, TextDeltaFrame) and f.payload.index == answer.payload.index
+    )
+    assert turn.frames.index(done) < first_answer_delta
+    assert "Hello" in turn.text
+    assert turn.stop_reason == "end_turn"
+
+
+def _words(text: str) -> str:
+    return "".join(text.split())
