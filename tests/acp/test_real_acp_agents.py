@@ -2,7 +2,7 @@
 scripted model server on 127.0.0.1 (see ``tests/acp/agents.py`` and
 ``scripts/install-acp-peers``). One session per scenario group keeps them lean:
 
-- a text turn, a tool call allowed / denied / left to its deadline, an explicit end
+- a thinking + text turn, a tool call allowed / denied / left to its deadline, an explicit end
   that leaves no process behind;
 - an abort while text streams and while a permission is pending, then a turn that
   gets its own answer (claude-agent-acp's off-by-one after a cancel absorbed);
@@ -30,7 +30,7 @@ from rawp_adapters.frames import (
     ThinkingDoneFrame,
     ToolInvokeRequestFrame,
 )
-from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
+from rawp_adapters.testing import TurnRecord, allow_all, deny_all, drive, never_answer
 from tests.acp.agents import ACP_AGENTS, AcpAgentName, acp_available, acp_settings, wire_format
 from tests.support.llm_openai import DEFAULT_TEXT, THINKING_TEXT
 
@@ -85,12 +85,12 @@ def marked(session_id: str) -> list[int]:
 
 
 @pytest.mark.parametrize("name", AGENTS)
-async def test_text_then_a_tool_allowed_denied_and_timed_out_then_an_end_that_leaves_nothing(
+async def test_thinking_text_a_tool_allowed_denied_and_timed_out_then_an_end_leaving_nothing(
     name: AcpAgentName, servers: dict[str, str], tmp_path: Path
 ) -> None:
     adapter, workspace = make_adapter(name, servers, tmp_path, interaction_timeout_ms=1500)
     async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
-        text = await d.prompt("Say hello.")
+        text = await d.prompt("THINK_FIRST Say hello.")
         allowed = await d.prompt("RUN_BASH touch allowed.txt")
         d.policy = deny_all
         denied = await d.prompt("RUN_BASH touch denied.txt")
@@ -102,6 +102,7 @@ async def test_text_then_a_tool_allowed_denied_and_timed_out_then_an_end_that_le
     assert caps.payload.adapter_type == "process"
     assert caps.payload.features.permission_requests
     assert caps.payload.features.process_containment is not None
+    assert caps.payload.features.thinking
     assert text.stop_reason == "end_turn"
     assert DEFAULT_TEXT in text.text or "Hello" in text.text
     assert (workspace / "allowed.txt").exists()
@@ -127,6 +128,27 @@ async def test_text_then_a_tool_allowed_denied_and_timed_out_then_an_end_that_le
         assert usage[0].payload.cost_usd is not None
     assert closed.payload.reason == "explicit"
     assert marked(d.session.session_id) == []
+    assert_thinking_first(text)
+
+
+def assert_thinking_first(turn: TurnRecord) -> None:
+    """``THINK_FIRST`` makes every scripted server reason first (Anthropic thinking block,
+    chat ``reasoning_content``, a Responses reasoning summary, Gemini ``thought`` parts); each
+    agent forwards it as ``agent_thought_chunk``, streamed before the answer, done once."""
+    deltas = turn.of_type(ThinkingDeltaFrame)
+    (done,) = turn.of_type(ThinkingDoneFrame)
+    assert "".join(f.payload.text for f in deltas) == done.payload.text
+    # gemini-cli formats each thought as "**subject**\ndescription" and trims it
+    assert _words(THINKING_TEXT) in _words(done.payload.text.replace("*", ""))
+    # codex warns "Model metadata for `fake-model` not found" as text first; the answer's own
+    # text block comes after the thinking
+    (answer,) = [f for f in turn.of_type(TextDoneFrame) if DEFAULT_TEXT in f.payload.text]
+    first_answer_delta = next(
+        i
+        for i, f in enumerate(turn.frames)
+        if isinstance(f, TextDeltaFrame) and f.payload.index == answer.payload.index
+    )
+    assert turn.frames.index(done) < first_answer_delta
 
 
 @pytest.mark.parametrize("name", AGENTS)
@@ -160,8 +182,10 @@ async def test_abort_while_streaming_and_while_a_permission_waits_then_turns_sta
     assert "tick" not in after.text
 
 
-REPORTS_TOKENS = ("omp", "claude")
-"""Agents whose ``PromptResponse`` carries the turn's usage."""
+REPORTS_TOKENS = ("omp", "claude", "gemini")
+"""Agents that report the turn's tokens: ``PromptResponse.usage`` (omp, claude) or
+``_meta.quota.token_count`` (gemini). codex sends only ``usage_update`` context occupancy
+(``used`` / ``size``, not the turn's consumption) and qwen nothing."""
 
 CANNOT_LOAD = {
     "gemini": "gemini-cli 0.61.0 answers session/load with -32603 'No previous sessions found "
@@ -191,37 +215,6 @@ async def test_a_second_session_resumes_the_first_with_session_load(
     assert again.acp_session_id == acp_session
     assert resumed.stop_reason == "end_turn"
     assert "Hello" in resumed.text
-
-
-@pytest.mark.parametrize("name", AGENTS)
-async def test_thinking_streams_before_the_answer_and_is_done_once(
-    name: AcpAgentName, servers: dict[str, str], tmp_path: Path
-) -> None:
-    """``THINK_FIRST`` makes every scripted server reason first (Anthropic thinking block,
-    chat ``reasoning_content``, a Responses reasoning summary, Gemini ``thought`` parts); each
-    agent forwards it as ``agent_thought_chunk``."""
-    adapter, workspace = make_adapter(name, servers, tmp_path)
-    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
-        turn = await d.prompt("THINK_FIRST Say hello.")
-
-    (caps,) = d.of_type(SessionCapabilitiesFrame)
-    assert caps.payload.features.thinking
-    deltas = turn.of_type(ThinkingDeltaFrame)
-    (done,) = turn.of_type(ThinkingDoneFrame)
-    assert "".join(f.payload.text for f in deltas) == done.payload.text
-    # gemini-cli formats each thought as "**subject**\ndescription" and trims it
-    assert _words(THINKING_TEXT) in _words(done.payload.text.replace("*", ""))
-    # codex warns "Model metadata for `fake-model` not found" as text first; the answer's own
-    # text block comes after the thinking
-    (answer,) = [f for f in turn.of_type(TextDoneFrame) if DEFAULT_TEXT in f.payload.text]
-    first_answer_delta = next(
-        i
-        for i, f in enumerate(turn.frames)
-        if isinstance(f, TextDeltaFrame) and f.payload.index == answer.payload.index
-    )
-    assert turn.frames.index(done) < first_answer_delta
-    assert "Hello" in turn.text
-    assert turn.stop_reason == "end_turn"
 
 
 def _words(text: str) -> str:

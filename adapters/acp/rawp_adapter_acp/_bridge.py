@@ -132,10 +132,19 @@ class ThreadLoop(Bridge):
             task.cancel()
 
     def post(self, item: object) -> None:
-        with contextlib.suppress(
-            anyio.RunFinishedError, anyio.ClosedResourceError, anyio.BrokenResourceError
-        ):
-            anyio.from_thread.run_sync(self._send.send_nowait, item, token=self._token)
+        # Never wait for the session's loop here: it may itself be blocked handing a call to
+        # this loop (``start_task_soon`` waits for this thread), which deadlocked both. The
+        # native token's ``run_sync_soon`` (trio) / ``call_soon_threadsafe`` (asyncio)
+        # queues without waiting and keeps the order.
+        native = self._token.native_token
+        run_soon = getattr(native, "run_sync_soon", None) or native.call_soon_threadsafe  # type: ignore[attr-defined]
+
+        def deliver() -> None:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._send.send_nowait(item)
+
+        with contextlib.suppress(RuntimeError):  # the session's loop has finished
+            run_soon(deliver)
 
     async def aclose(self) -> None:
         cm, self._cm = self._cm, None
