@@ -5,7 +5,7 @@
 ``scripts/install-peers`` put in ``.cache/peers/omp``. :func:`acp_settings` gives the
 adapter's settings for one agent against a scripted model server (command line, a
 throw-away ``HOME`` with the agent's config files, the environment), as
-``/work/shared/peer/ACP.md`` measured them.
+the project guide ``peer/ACP.md`` (in the shared folder beside the repository) measured them.
 """
 
 from __future__ import annotations
