@@ -35,7 +35,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tests.support._scripted_http import (
-    TOOL_RESULT_QUOTE_CHARS,
     ScriptedHandler,
     ScriptedServer,
     sse_event,
@@ -45,7 +44,7 @@ from tests.support.llm_openai import (
     PROMPT_TOKENS,
     Reply,
     ToolCall,
-    plan_reply,
+    plan_reply_from,
 )
 
 __all__ = ["SHELL_DESCRIPTION", "ScriptedGemini", "last_user_text", "plan_gemini_reply"]
@@ -114,25 +113,8 @@ def _shell_call(body: Any, command: str) -> ToolCall:
 
 def plan_gemini_reply(body: Any) -> Reply:
     """The scripted reply for one Gemini generate request (see the module docstring)."""
-    outputs = _function_outputs(body)
-    if outputs:
-        chat: dict[str, Any] = {
-            "messages": [{"role": "tool", "content": o[:TOOL_RESULT_QUOTE_CHARS]} for o in outputs]
-        }
-    else:
-        chat = {"messages": [{"role": "user", "content": last_user_text(body)}]}
-    reply = plan_reply(chat)
-    calls = tuple(
-        _shell_call(body, str(c.arguments.get("command", ""))) if c.name == "bash" else c
-        for c in reply.tool_calls
-    )
-    return Reply(
-        parts=reply.parts,
-        tool_calls=calls,
-        finish_reason=reply.finish_reason,
-        delta_delay_s=reply.delta_delay_s,
-        error_status=reply.error_status,
-        cut=reply.cut,
+    return plan_reply_from(
+        _function_outputs(body), last_user_text(body), lambda command: _shell_call(body, command)
     )
 
 

@@ -95,7 +95,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tests.support._scripted_http import (
@@ -347,6 +347,24 @@ def plan_reply(body: Any) -> Reply:
 # --- chunk generation --------------------------------------------------------------------------
 def _json_fragments(arguments: dict[str, Any]) -> tuple[str, ...]:
     return split_text(json.dumps(arguments), 4)
+
+
+def plan_reply_from(
+    tool_outputs: list[str], user_text: str, shell: Callable[[str], ToolCall]
+) -> Reply:
+    """The reply to a request in another wire format, planned as for chat completions
+    (answer the tool outputs if any, else the user's last words), with its ``bash`` call
+    made that format's shell tool by ``shell(command)``."""
+    if tool_outputs:
+        messages = [{"role": "tool", "content": o[:TOOL_RESULT_QUOTE_CHARS]} for o in tool_outputs]
+    else:
+        messages = [{"role": "user", "content": user_text}]
+    reply = plan_reply({"messages": messages})
+    calls = tuple(
+        shell(str(call.arguments.get("command", ""))) if call.name == "bash" else call
+        for call in reply.tool_calls
+    )
+    return replace(reply, tool_calls=calls)
 
 
 def _usage(reply: Reply) -> dict[str, Any]:
