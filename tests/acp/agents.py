@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from tests.support.peers import REPO_ROOT, make_peer, peer_available
+from tests.support.peers import REPO_ROOT, make_peer, offline_env, peer_available
 
 AcpAgentName = Literal["omp", "claude", "qwen", "codex", "gemini"]
 ACP_AGENTS: tuple[AcpAgentName, ...] = get_args(AcpAgentName)
@@ -27,8 +27,6 @@ _ENTRY = {
     "gemini": "node_modules/@google/gemini-cli/bundle/gemini.js",
     "qwen": "node_modules/@qwen-code/qwen-code/cli.js",
 }
-_KEPT = ("PATH", "LANG", "LC_ALL", "USER", "LOGNAME", "SHELL", "TERM", "TZ")
-_DEAD_PROXY = "http://127.0.0.1:9"
 
 
 def acp_available(name: AcpAgentName) -> bool:
@@ -46,31 +44,6 @@ def wire_format(name: AcpAgentName) -> str:
         "codex": "responses",
         "gemini": "gemini",
     }[name]
-
-
-def _base_env(home: Path) -> dict[str, str]:
-    env = {key: os.environ[key] for key in _KEPT if key in os.environ}
-    env.setdefault("PATH", os.defpath)
-    tmp = home / "tmp"
-    tmp.mkdir(parents=True, exist_ok=True)
-    env.update(
-        {
-            "HOME": str(home),
-            "TMPDIR": str(tmp),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"),
-            "NO_COLOR": "1",
-            "HTTP_PROXY": _DEAD_PROXY,
-            "HTTPS_PROXY": _DEAD_PROXY,
-            "http_proxy": _DEAD_PROXY,
-            "https_proxy": _DEAD_PROXY,
-            "NO_PROXY": "127.0.0.1,localhost,::1",
-            "no_proxy": "127.0.0.1,localhost,::1",
-        }
-    )
-    return env
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -101,7 +74,7 @@ def acp_settings(
         argv += ["--approval-mode", "always-ask"]
         env = peer.env
     else:
-        env = _base_env(home)
+        env = offline_env(home)
         if name == "claude":
             argv = [node, str(root / _ENTRY["claude"])]
             env.update(

@@ -25,7 +25,6 @@ from rawp_adapters.processes import (
     Confinement,
     GuardError,
     ParentDeathGuard,
-    SessionCgroup,
     host_supervisor,
     kill_and_wait,
     marked_processes,
@@ -33,7 +32,7 @@ from rawp_adapters.processes import (
     running,
     snapshot_tree,
 )
-from tests.support.processes import alive, wait_gone
+from tests.support.processes import alive, needs_cgroups, wait_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -217,17 +216,6 @@ DETACHES_A_DAEMON = (
     "print(daemon, flush=True)\n"
     "sys.stdin.read()\n"
 )
-
-
-def cgroups_writable() -> bool:
-    try:
-        SessionCgroup.create(f"rawp-probe-{uuid.uuid4().hex}").remove()
-    except OSError:
-        return False
-    return True
-
-
-needs_cgroups = pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2")
 
 
 @asynccontextmanager

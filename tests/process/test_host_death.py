@@ -25,11 +25,10 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from rawp_adapters.processes import CONTAINMENT_VAR, kill_and_wait
-from tests.process.faults.test_escape import agent_cgroup, cgroups_writable
 from tests.process.helpers import fake_command
 from tests.support.llm_openai import ScriptedOpenAI
 from tests.support.peers import make_peer, peer_available
-from tests.support.processes import alive, wait_gone
+from tests.support.processes import CONTAINMENT_PARAMS, agent_cgroup, alive, wait_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -92,16 +91,7 @@ async def test_an_agent_and_its_tools_die_with_a_host_that_is_killed(
         await kill_host_and_expect_gone(host, report, tools)
 
 
-@pytest.mark.parametrize(
-    "containment",
-    [
-        pytest.param(
-            "cgroup",
-            marks=pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2"),
-        ),
-        "subreaper",
-    ],
-)
+@pytest.mark.parametrize("containment", CONTAINMENT_PARAMS)
 async def test_a_tool_that_double_forked_into_a_new_session_dies_with_a_host_that_is_killed(
     containment: str, tmp_path: Path, anyio_backend: str
 ) -> None:
@@ -173,16 +163,7 @@ MANY_DEATH_BOUND = 1.0
 """Bound on every agent and tool of a killed host disappearing (issue 12)."""
 
 
-@pytest.mark.parametrize(
-    "containment",
-    [
-        pytest.param(
-            "cgroup",
-            marks=pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2"),
-        ),
-        "subreaper",
-    ],
-)
+@pytest.mark.parametrize("containment", CONTAINMENT_PARAMS)
 async def test_a_host_killed_with_20_sessions_open_leaves_no_agent_or_tool_behind_within_1_s(
     containment: str, tmp_path: Path, anyio_backend: str
 ) -> None:

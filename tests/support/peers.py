@@ -123,6 +123,34 @@ _DEAD_PROXY = "http://127.0.0.1:9"
 _EXTENSION_FLAGS = ("-e", "--extension", "--hook")
 
 
+def offline_env(home: Path) -> dict[str, str]:
+    """An agent's environment with ``home`` as its whole world (``HOME``, ``TMPDIR``,
+    the XDG folders) and no way out: proxies point at a dead port, loopback stays
+    direct for the scripted LLM. omp, for one, fetches a model catalog at every start."""
+    tmp = home / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = {key: os.environ[key] for key in _KEPT_ENV if key in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.update(
+        {
+            "HOME": str(home),
+            "TMPDIR": str(tmp),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "NO_COLOR": "1",
+            "HTTP_PROXY": _DEAD_PROXY,
+            "HTTPS_PROXY": _DEAD_PROXY,
+            "http_proxy": _DEAD_PROXY,
+            "https_proxy": _DEAD_PROXY,
+            "NO_PROXY": "127.0.0.1,localhost,::1",
+            "no_proxy": "127.0.0.1,localhost,::1",
+        }
+    )
+    return env
+
+
 @dataclass(frozen=True)
 class PeerAgent:
     """How to spawn one isolated peer agent in RPC mode.
@@ -247,34 +275,11 @@ def make_peer(
     if name not in PEER_NAMES:
         raise ValueError(f"unknown peer {name!r} (expected one of {PEER_NAMES})")
     home = home.resolve()
-    tmp = home / "tmp"
     workspace = (cwd or home / "workspace").resolve()
-    for directory in (home, tmp, workspace):
-        directory.mkdir(parents=True, exist_ok=True)
+    workspace.mkdir(parents=True, exist_ok=True)
 
-    env = {key: os.environ[key] for key in _KEPT_ENV if key in os.environ}
-    env.setdefault("PATH", os.defpath)
-    env.update(
-        {
-            "HOME": str(home),
-            "TMPDIR": str(tmp),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"),
-            "PI_OFFLINE": "1",
-            "PI_NO_TITLE": "1",
-            "NO_COLOR": "1",
-            # Offline for real: omp fetches the catalog.stencil.so model catalog at every
-            # start, whatever the settings; the scripted LLM on loopback stays direct.
-            "HTTP_PROXY": _DEAD_PROXY,
-            "HTTPS_PROXY": _DEAD_PROXY,
-            "http_proxy": _DEAD_PROXY,
-            "https_proxy": _DEAD_PROXY,
-            "NO_PROXY": "127.0.0.1,localhost,::1",
-            "no_proxy": "127.0.0.1,localhost,::1",
-        }
-    )
+    env = offline_env(home)
+    env.update({"PI_OFFLINE": "1", "PI_NO_TITLE": "1"})
 
     agent_settings = _merge(DEFAULT_SETTINGS, settings or {})
     providers = _providers(llm_base_url, context_window, max_tokens, reasoning)

@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import time
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -20,9 +19,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rawp_adapters.processes import CONTAINMENT_VAR, SessionCgroup, kill_and_wait
+from rawp_adapters.processes import CONTAINMENT_VAR, kill_and_wait
 from rawp_adapters.testing import SessionDriver, drive
 from tests.process.helpers import fake_adapter, running
+from tests.support.processes import (
+    CONTAINMENT_PARAMS,
+    agent_cgroup,
+    cgroup_directory,
+    cgroup_of,
+    needs_cgroups,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -31,45 +37,11 @@ KILL_MARGIN = 2.5
 """Generous bound on the time from SIGKILL to ``session.closed`` (a loaded CI machine)."""
 
 
-def cgroup_directory() -> Path:
-    """Where this process makes its agents' cgroups (``OSError`` where it cannot)."""
-    probe = SessionCgroup.create(f"rawp-probe-{uuid.uuid4().hex}")
-    probe.remove()
-    return probe.path.parent
-
-
-def cgroups_writable() -> bool:
-    try:
-        cgroup_directory()
-    except OSError:
-        return False
-    return True
-
-
-@pytest.fixture(
-    params=[
-        pytest.param(
-            "cgroup",
-            marks=pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2"),
-        ),
-        "subreaper",
-    ]
-)
+@pytest.fixture(params=CONTAINMENT_PARAMS)
 def containment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     mechanism: str = request.param
     monkeypatch.setenv(CONTAINMENT_VAR, mechanism)
     return mechanism
-
-
-def cgroup_of(pid: int) -> str:
-    return Path(f"/proc/{pid}/cgroup").read_text().splitlines()[-1]
-
-
-def agent_cgroup(pid: int) -> Path:
-    """The directory of ``pid``'s cgroup, for a process of this one's or in an agent's."""
-    directory = cgroup_directory()
-    name = Path(cgroup_of(pid).removeprefix("0::")).name
-    return directory if name == directory.name else directory / name
 
 
 class Escape:
@@ -143,7 +115,7 @@ async def test_a_stubborn_agent_and_its_escaped_tool_are_gone_soon_after_the_sig
     assert 0.5 <= elapsed < 0.5 + KILL_MARGIN
 
 
-@pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2")
+@needs_cgroups
 async def test_the_agent_s_cgroup_is_removed_when_its_session_closes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,8 +15,8 @@ from rawp_adapters import SessionOptions
 from rawp_adapters.frames import AgentErrorFrame
 from rawp_adapters.processes import CONTAINMENT_VAR
 from rawp_adapters.testing import drive
-from tests.process.faults.test_escape import cgroups_writable
 from tests.process.helpers import fake_adapter, fake_agent_processes, running, the_fake_agent
+from tests.support.processes import needs_cgroups
 
 pytestmark = pytest.mark.anyio
 
@@ -109,7 +109,7 @@ async def test_an_agent_that_stops_reading_its_stdin_cannot_stall_the_end_of_the
     assert elapsed < 0.5 + 0.2 + 0.5 + KILL_MARGIN
 
 
-@pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2")
+@needs_cgroups
 async def test_a_session_confined_in_a_cgroup_never_scans_the_host_s_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
