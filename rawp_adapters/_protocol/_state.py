@@ -689,9 +689,8 @@ class SessionProtocol:
         self._number(payload, None)
 
     def _number(self, payload: ClientPayload, metadata: FrameMetadata | None) -> None:
-        if self.sealed:
-            self._log.warning("frame after session.closed dropped", payload=type(payload).__name__)
-            return
+        """Make the next frame. Callers have kept the rules (:meth:`_put`, or the turn's
+        own usage sum at its end, which comes before ``session.closed``)."""
         self.seq = seq = self.seq + 1
         # The frame is built as pydantic would build it from these (validated) fields,
         # without validating them again: the payload is a validated model of exactly the
