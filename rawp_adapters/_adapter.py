@@ -10,13 +10,20 @@ interaction broker and ``session.closed`` last. An adapter only:
 - runs one prompt to its end (:meth:`Adapter.prompt`), emitting payloads through
   :meth:`SessionContext.emit` as the agent produces them;
 - asks the Master for decisions with :meth:`SessionContext.interact`;
-- reports that its agent went away with :meth:`SessionContext.agent_exited`.
+- reports that its agent went away with :meth:`SessionContext.agent_exited`;
+- passes the agent's calls of the Master's own tools to
+  :meth:`SessionContext.call_host_tool`.
+
+Optional operations (host tools, steering, model changes, plans, compaction, plan
+mode) raise :class:`UnsupportedOperation` unless an adapter overrides them and says
+so in its :class:`Features`.
 """
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, Self
@@ -32,10 +39,17 @@ from rawp_adapters._frames import (
     ClientPayload,
     Decision,
     Features,
+    HostCallResolution,
+    HostTool,
     InteractionContext,
     InteractionType,
     Mode,
+    ModelInfo,
+    ModelSet,
+    OutputType,
+    PlanEntry,
     PromptRequest,
+    PromptSteer,
     StopReason,
     TokenUsage,
 )
@@ -143,6 +157,53 @@ class Question:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HostToolCall:
+    """The agent calls a tool the Master published (:meth:`SessionContext.call_host_tool`).
+
+    ``invocation_id`` is the agent's own id for the call where it has one, so that the
+    agent's own reports of the call are recognised as this call. ``permission`` asks
+    the Master a PERMISSION question first (the adapter's permission gate).
+    """
+
+    invocation_id: str
+    tool_name: str
+    input: Mapping[str, Any]
+    turn_id: str | None = None
+    permission: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HostToolOutcome:
+    """What the agent is told of a host tool call. Anything but ``answered`` is an error."""
+
+    output: Any = None
+    output_type: OutputType = "text"
+    is_error: bool = False
+    resolution: HostCallResolution = "answered"
+
+    @property
+    def text(self) -> str:
+        """The output as text for an agent that takes text (JSON for other values)."""
+        if self.output is None:
+            return ""
+        if isinstance(self.output, str):
+            return self.output
+        return json.dumps(self.output, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelState:
+    """The model and thinking level an agent confirms after a change."""
+
+    model: str | None = None
+    thinking_level: str | None = None
+
+
+Progress = Callable[[str], Awaitable[None]]
+"""Called with each piece of a host tool's streamed output, for the agent."""
+
+
 class SessionContext(Protocol):
     """What the session runtime gives an adapter."""
 
@@ -164,6 +225,17 @@ class SessionContext(Protocol):
 
     async def interact(self, question: Question) -> InteractionOutcome:
         """Ask the Master and wait. Never raises for timeout, abort or close: those deny."""
+
+    async def call_host_tool(
+        self, call: HostToolCall, on_progress: Progress | None = None
+    ) -> HostToolOutcome:
+        """Have the Master run one of its published tools and wait for its result.
+
+        The runtime checks the tool is published and the input against its schema
+        before the Master sees the call, asks permission first when ``call.permission``,
+        passes streamed output to ``on_progress``, and ends the call with an error
+        outcome on its deadline, an abort or the session's end. Never raises for those.
+        """
 
     def agent_exited(self, exit: AgentExit) -> None:
         """The agent is gone: end the open turn, deny interactions, close the session."""
@@ -289,6 +361,32 @@ class Adapter(ABC, Generic[SettingsT]):
     async def switch_mode(self, mode: Mode) -> None:
         del mode
         raise UnsupportedOperation("this agent has no plan mode")
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        """Make the agent see exactly ``tools`` (replacing earlier ones); its calls of
+        them go to :meth:`SessionContext.call_host_tool`."""
+        del tools
+        raise UnsupportedOperation("this agent cannot call the Master's tools")
+
+    async def steer(self, turn: Turn, message: PromptSteer) -> None:
+        """Pass ``message`` into the running ``turn`` (``delivery: steer``) or queue it
+        for when the agent would stop (``follow_up``); the turn goes on either way."""
+        del turn, message
+        raise UnsupportedOperation("this agent cannot take messages during a turn")
+
+    async def set_model(self, change: ModelSet) -> ModelState:
+        """Change the model and/or thinking level between turns; return what the agent
+        confirms. Raise :class:`OperationRejected` for a model it does not have."""
+        del change
+        raise UnsupportedOperation("this agent cannot change its model")
+
+    async def list_models(self) -> list[ModelInfo]:
+        raise UnsupportedOperation("this agent cannot list its models")
+
+    async def set_plan(self, entries: Sequence[PlanEntry]) -> list[PlanEntry]:
+        """Replace the agent's plan; return the plan as the agent now has it."""
+        del entries
+        raise UnsupportedOperation("this agent has no plan to seed")
 
     @abstractmethod
     async def close(self) -> CloseResult:

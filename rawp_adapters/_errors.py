@@ -114,3 +114,8 @@ class StartFailed(AgentFailure):
 
 class UnsupportedOperation(RawpError):
     """The agent cannot do what the control frame asks (answered as UNSUPPORTED)."""
+
+
+class OperationRejected(RawpError):
+    """The agent refused what the control frame asks, e.g. a model it does not have
+    (answered as ``session.error REJECTED``; the session goes on)."""

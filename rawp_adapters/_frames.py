@@ -56,6 +56,9 @@ class SessionErrorCode(StrEnum):
     UNKNOWN_INTERACTION = "UNKNOWN_INTERACTION"
     SESSION_CLOSED = "SESSION_CLOSED"
     UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
+    UNKNOWN_INVOCATION = "UNKNOWN_INVOCATION"
+    INVALID_TOOL_CATALOG = "INVALID_TOOL_CATALOG"
+    REJECTED = "REJECTED"
 
 
 class AgentErrorCode(StrEnum):
@@ -93,6 +96,12 @@ InteractionResult = Literal["allowed", "denied", "timed_out", "cancelled", "malf
 DecidedBy = Literal["master", "master_timeout", "deadline", "abort", "session_end", "agent"]
 InputType = Literal["text", "command"]
 Containment = Literal["cgroup", "subreaper", "tree-snapshot"]
+Executor = Literal["agent", "master"]
+HostCallResolution = Literal[
+    "answered", "invalid_input", "unknown_tool", "denied", "deadline", "cancelled", "session_end"
+]
+Delivery = Literal["steer", "follow_up"]
+PlanStatus = Literal["pending", "in_progress", "completed"]
 
 
 # ------------------------------------------------------------ Client -> Master
@@ -119,6 +128,29 @@ class Features(Payload):
         bool, _doc("ours", "One agent process per prompt (§18); exit 0 ends the turn.")
     ] = False
     images: Annotated[bool, _doc("ours", "Prompts may carry images.")] = False
+    host_tools: Annotated[
+        bool,
+        _doc("ours", "`tool.catalog.publish` reaches the agent; it may call the Master's tools."),
+    ] = False
+    steering: Annotated[
+        bool, _doc("ours", "`control.prompt.steer` with `delivery: steer` reaches a running turn.")
+    ] = False
+    follow_up: Annotated[
+        bool, _doc("ours", "`control.prompt.steer` with `delivery: follow_up` is queued.")
+    ] = False
+    model_change: Annotated[
+        bool, _doc("ours", "`control.model.set` may change the model between turns.")
+    ] = False
+    thinking_change: Annotated[
+        bool, _doc("ours", "`control.model.set` may change the thinking level.")
+    ] = False
+    model_list: Annotated[bool, _doc("ours", "`control.model.list` lists models.")] = False
+    plans: Annotated[
+        bool, _doc("ours", "The agent's plan updates come as `agent.plan.updated`.")
+    ] = False
+    plan_seeding: Annotated[bool, _doc("ours", "`control.plan.set` seeds the agent's plan.")] = (
+        False
+    )
     process_containment: Annotated[
         Containment | None,
         _doc(
@@ -136,6 +168,10 @@ class AgentInfo(Payload):
 
     name: Annotated[str, _doc("ours", "The agent's name, e.g. `omp`.")]
     version: Annotated[str | None, _doc("ours", "The agent's version, when known.")] = None
+    model: Annotated[str | None, _doc("ours", "The model it runs, when known.")] = None
+    thinking_level: Annotated[
+        str | None, _doc("ours", "Its thinking level, when the agent has one.")
+    ] = None
 
 
 class SessionCapabilities(Payload):
@@ -330,6 +366,18 @@ class ToolInvokeRequest(Payload):
     tool_name: Annotated[str, _doc("1.0.0", "The tool's name as the agent calls it.")]
     input: Annotated[dict[str, Any], _doc("1.0.0", "The tool's arguments.")]
     turn_id: Annotated[str | None, _doc("ours", "The running turn.")] = None
+    executor: Annotated[
+        Executor | None,
+        _doc(
+            "ours",
+            "`master`: a published host tool; the Master answers with `control.tool.result` "
+            "(and may stream with `control.tool.stream`). Absent: the agent runs it.",
+        ),
+    ] = None
+    timeout_ms: Annotated[
+        int | None,
+        _doc("ours", "For `executor: master`: the call fails on its own after this long."),
+    ] = None
 
 
 class ToolInvokeStream(Payload):
@@ -350,6 +398,88 @@ class ToolInvokeResult(Payload):
     )
     is_error: Annotated[bool, _doc("ours", "The tool failed.")] = False
     turn_id: Annotated[str | None, _doc("ours", "The running turn.")] = None
+    resolution: Annotated[
+        HostCallResolution | None,
+        _doc(
+            "ours",
+            "For a host tool call: how it ended (`answered` by the Master, its input was "
+            "invalid, the tool is not published, denied by the permission gate, its deadline, "
+            "`cancelled` by an abort, `session_end`).",
+        ),
+    ] = None
+
+
+class HostTool(BaseModel):
+    """A tool the Master runs, as it publishes it [ours]."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"})
+
+    name: Annotated[
+        str,
+        _doc("ours", "The name the agent calls it by."),
+        Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$"),
+    ]
+    description: Annotated[str, _doc("ours", "What it does, for the model.")] = ""
+    input_schema: Annotated[
+        dict[str, Any],
+        _doc("ours", "JSON Schema (2020-12) of its input object; calls are checked against it."),
+    ] = Field(default_factory=lambda: {"type": "object"})
+
+
+class ToolCatalogUpdated(Payload):
+    """The agent's answer to `tool.catalog.publish`: the host tools it now has [ours]."""
+
+    model_config = _config("ours")
+
+    tools: Annotated[list[str], _doc("ours", "Names of the published tools the agent sees.")]
+
+
+class ModelInfo(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"})
+
+    id: Annotated[str, _doc("ours", "What `control.model.set` takes.")]
+    name: Annotated[str | None, _doc("ours", "Display name.")] = None
+    provider: Annotated[str | None, _doc("ours", "Who serves it.")] = None
+
+
+class ModelChanged(Payload):
+    """The agent's confirmation of `control.model.set` [ours]."""
+
+    model_config = _config("ours")
+
+    model: Annotated[str | None, _doc("ours", "The model now in use, when known.")] = None
+    thinking_level: Annotated[str | None, _doc("ours", "The thinking level now in use.")] = None
+
+
+class ModelList(Payload):
+    """The answer to `control.model.list` [ours]."""
+
+    model_config = _config("ours")
+
+    models: Annotated[list[ModelInfo], _doc("ours", "Models the agent can switch to.")]
+    current: Annotated[str | None, _doc("ours", "The model in use, when known.")] = None
+
+
+class PlanEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"})
+
+    content: Annotated[str, _doc("ours", "The step.")]
+    status: Annotated[PlanStatus, _doc("ours", "`pending`, `in_progress` or `completed`.")] = (
+        "pending"
+    )
+    phase: Annotated[
+        str | None, _doc("ours", "The group it belongs to, when the agent has them.")
+    ] = None
+
+
+class PlanUpdated(Payload):
+    """The agent's whole plan (todo list) after a change [ours; DPS 1.0.0 carries plan
+    documents as text, see specs/dps-contract.md]."""
+
+    model_config = _config("ours")
+
+    entries: Annotated[list[PlanEntry], _doc("ours", "Every entry, in order.")]
+    turn_id: Annotated[str | None, _doc("ours", "The turn that changed it, if any.")] = None
 
 
 # ------------------------------------------------------------ Master -> Client
@@ -410,6 +540,76 @@ class ModeSwitch(Payload):
     model_config = _config("1.0.0")
 
     mode: Annotated[Mode, _doc("1.0.0", "`plan` or `default`.")]
+
+
+class ToolCatalogPublish(Payload):
+    """The host tools of this session; replaces any earlier catalog [1.0.0 name]."""
+
+    model_config = _config("1.0.0")
+
+    tools: Annotated[list[HostTool], _doc("ours", "Every tool the agent may call; [] withdraws.")]
+
+
+class ToolStream(Payload):
+    """Output of a running host tool call, passed to the agent [ours]."""
+
+    model_config = _config("ours")
+
+    invocation_id: Annotated[str, _doc("ours", "The `tool.invoke.request` being answered.")]
+    output: Annotated[str, _doc("ours", "Only the new output.")]
+
+
+class ToolResult(Payload):
+    """The one result of a host tool call [ours]."""
+
+    model_config = _config("ours")
+
+    invocation_id: Annotated[str, _doc("ours", "The `tool.invoke.request` being answered.")]
+    output_type: Annotated[OutputType, _doc("1.0.0", "How to render `output`.")] = "text"
+    output: Annotated[Any, _doc("ours", "Text, or a JSON value for `structured`.")] = None
+    is_error: Annotated[bool, _doc("ours", "The tool failed; the agent is told so.")] = False
+
+
+class PromptSteer(Payload):
+    """A message for the running turn (`steer`) or for when it would stop (`follow_up`);
+    either way inside the same turn [ours]."""
+
+    model_config = _config("ours")
+
+    prompt_id: Annotated[str, _doc("ours", "The Master's id for this message.")]
+    text: Annotated[str, _doc("ours", "The message, passed to the agent unchanged.")]
+    delivery: Annotated[Delivery, _doc("ours", "`steer` (now) or `follow_up` (after).")] = "steer"
+    images: Annotated[list[ImageInput] | None, _doc("ours", "Attached images.")] = None
+    turn_id: Annotated[
+        str | None, _doc("ours", "The turn it is meant for; the running one if absent.")
+    ] = None
+
+
+class ModelSet(Payload):
+    """Change the model and/or thinking level between turns [ours]."""
+
+    model_config = _config("ours")
+
+    model: Annotated[str | None, _doc("ours", "A model id (see `control.model.list`).")] = None
+    thinking_level: Annotated[str | None, _doc("ours", "e.g. `off`, `low`, `high`.")] = None
+
+    @model_validator(mode="after")
+    def _names_something(self) -> ModelSet:
+        if self.model is None and self.thinking_level is None:
+            raise ValueError("control.model.set needs a model or a thinking_level")
+        return self
+
+
+class ModelListRequest(Payload):
+    model_config = _config("ours")
+
+
+class PlanSet(Payload):
+    """Replace the agent's plan (seed it before the first prompt) [ours]."""
+
+    model_config = _config("ours")
+
+    entries: Annotated[list[PlanEntry], _doc("ours", "The whole plan.")]
 
 
 class SessionEnd(Payload):
@@ -573,6 +773,30 @@ class ToolInvokeResultFrame(Envelope):
     payload: ToolInvokeResult
 
 
+class ToolCatalogUpdatedFrame(Envelope):
+    model_config = _frame_config("ours", _C2M)
+    type: Literal["tool.catalog.updated"] = "tool.catalog.updated"
+    payload: ToolCatalogUpdated
+
+
+class ModelChangedFrame(Envelope):
+    model_config = _frame_config("ours", _C2M)
+    type: Literal["session.model.changed"] = "session.model.changed"
+    payload: ModelChanged
+
+
+class ModelListFrame(Envelope):
+    model_config = _frame_config("ours", _C2M)
+    type: Literal["session.models"] = "session.models"
+    payload: ModelList
+
+
+class PlanUpdatedFrame(Envelope):
+    model_config = _frame_config("ours", _C2M)
+    type: Literal["agent.plan.updated"] = "agent.plan.updated"
+    payload: PlanUpdated
+
+
 class PromptRequestFrame(Envelope):
     model_config = _frame_config("CRS", _M2C)
     type: Literal["control.prompt.request"] = "control.prompt.request"
@@ -609,6 +833,48 @@ class ModeSwitchFrame(Envelope):
     payload: ModeSwitch
 
 
+class ToolCatalogPublishFrame(Envelope):
+    model_config = _frame_config("1.0.0", _M2C)
+    type: Literal["tool.catalog.publish"] = "tool.catalog.publish"
+    payload: ToolCatalogPublish
+
+
+class ToolStreamFrame(Envelope):
+    model_config = _frame_config("ours", _M2C)
+    type: Literal["control.tool.stream"] = "control.tool.stream"
+    payload: ToolStream
+
+
+class ToolResultFrame(Envelope):
+    model_config = _frame_config("ours", _M2C)
+    type: Literal["control.tool.result"] = "control.tool.result"
+    payload: ToolResult
+
+
+class PromptSteerFrame(Envelope):
+    model_config = _frame_config("ours", _M2C)
+    type: Literal["control.prompt.steer"] = "control.prompt.steer"
+    payload: PromptSteer
+
+
+class ModelSetFrame(Envelope):
+    model_config = _frame_config("ours", _M2C)
+    type: Literal["control.model.set"] = "control.model.set"
+    payload: ModelSet
+
+
+class ModelListRequestFrame(Envelope):
+    model_config = _frame_config("ours", _M2C)
+    type: Literal["control.model.list"] = "control.model.list"
+    payload: ModelListRequest = ModelListRequest()
+
+
+class PlanSetFrame(Envelope):
+    model_config = _frame_config("ours", _M2C)
+    type: Literal["control.plan.set"] = "control.plan.set"
+    payload: PlanSet
+
+
 class SessionEndFrame(Envelope):
     model_config = _frame_config("ours", _M2C)
     type: Literal["control.session.end"] = "control.session.end"
@@ -634,6 +900,10 @@ ClientFrame = Union[  # noqa: UP007 - a Union keeps the discriminator readable
     ToolInvokeRequestFrame,
     ToolInvokeStreamFrame,
     ToolInvokeResultFrame,
+    ToolCatalogUpdatedFrame,
+    ModelChangedFrame,
+    ModelListFrame,
+    PlanUpdatedFrame,
 ]
 """Frames an adapter emits (Client → Master)."""
 
@@ -645,6 +915,13 @@ ControlFrame = Union[  # noqa: UP007
     SessionCompactFrame,
     ModeSwitchFrame,
     SessionEndFrame,
+    ToolCatalogPublishFrame,
+    ToolStreamFrame,
+    ToolResultFrame,
+    PromptSteerFrame,
+    ModelSetFrame,
+    ModelListRequestFrame,
+    PlanSetFrame,
 ]
 """Frames an adapter consumes (Master → Client)."""
 
@@ -670,6 +947,10 @@ ClientPayload = Union[  # noqa: UP007
     ToolInvokeRequest,
     ToolInvokeStream,
     ToolInvokeResult,
+    ToolCatalogUpdated,
+    ModelChanged,
+    ModelList,
+    PlanUpdated,
 ]
 
 ControlPayload = Union[  # noqa: UP007
@@ -680,6 +961,13 @@ ControlPayload = Union[  # noqa: UP007
     SessionCompact,
     ModeSwitch,
     SessionEnd,
+    ToolCatalogPublish,
+    ToolStream,
+    ToolResult,
+    PromptSteer,
+    ModelSet,
+    ModelListRequest,
+    PlanSet,
 ]
 
 

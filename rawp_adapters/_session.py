@@ -25,13 +25,21 @@ from rawp_adapters._adapter import (
     Adapter,
     AgentExit,
     CloseResult,
+    HostToolCall,
+    HostToolOutcome,
     InteractionOutcome,
+    Progress,
     Question,
     Turn,
     TurnResult,
 )
 from rawp_adapters._control import ControlFrames
-from rawp_adapters._errors import AgentFailure, UnsupportedOperation, WorkspaceError
+from rawp_adapters._errors import (
+    AgentFailure,
+    OperationRejected,
+    UnsupportedOperation,
+    WorkspaceError,
+)
 from rawp_adapters._frames import (
     AgentError,
     AgentErrorCode,
@@ -40,7 +48,13 @@ from rawp_adapters._frames import (
     CloseReason,
     ControlFrame,
     Features,
-    Mode,
+    ModelListRequest,
+    ModelSet,
+    ModeSwitch,
+    PlanSet,
+    PromptSteer,
+    SessionErrorCode,
+    ToolCatalogPublish,
     UnknownFrame,
 )
 from rawp_adapters._framing import OversizedLine
@@ -48,12 +62,16 @@ from rawp_adapters._logging import get_logger
 from rawp_adapters._protocol import (
     AbortTurn,
     BeginClose,
+    Configuration,
     Effect,
+    HostCallProgress,
     Limits,
     RunCompact,
-    RunModeSwitch,
+    RunConfiguration,
+    RunSteer,
     RunTurn,
     SessionProtocol,
+    SettleHostCall,
     SettleInteraction,
     TurnClosed,
 )
@@ -75,7 +93,11 @@ class SessionOptions:
     close_timeout: float = 30.0
     """Bound on the adapter's own shutdown."""
     max_open_interactions: int = 256
-    """Questions an agent may have open at once; more are denied at once."""
+    """Questions an agent may have open at once; more are denied at once (the same bound
+    holds for host tool calls)."""
+    host_tool_timeout_ms: int = 300_000
+    """How long the Master may take to answer a host tool call before the agent is told
+    it failed."""
     usage_steps: bool = False
     """Also pass on each model step's ``session.usage`` (marked ``usage_scope: step``);
     the turn's sum comes once at its end either way."""
@@ -84,7 +106,7 @@ class SessionOptions:
 @dataclass(slots=True)
 class _TurnTask:
     after: anyio.Event | None
-    """The mode switch sent before the prompt: the turn runs in the mode it asked for."""
+    """The configuration sent before the prompt: the turn runs as it asked for."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     ended: anyio.Event = field(default_factory=anyio.Event)
 
@@ -93,6 +115,13 @@ class _TurnTask:
 class _Waiter:
     done: anyio.Event = field(default_factory=anyio.Event)
     outcome: InteractionOutcome | None = None
+
+
+@dataclass(slots=True)
+class _HostCallWaiter:
+    changed: anyio.Event = field(default_factory=anyio.Event)
+    progress: list[str] = field(default_factory=list)
+    outcome: HostToolOutcome | None = None
 
 
 class Session:
@@ -131,13 +160,16 @@ class Session:
                 frame_buffer=options.frame_buffer,
                 max_open_interactions=options.max_open_interactions,
                 interaction_timeout_ms=options.interaction_timeout_ms,
+                host_tool_timeout_ms=options.host_tool_timeout_ms,
                 usage_steps=options.usage_steps,
             ),
             backlogged=lambda: self._queue.full,
         )
         self._turns: dict[str, _TurnTask] = {}
         self._waiters: dict[str, _Waiter] = {}
+        self._host_waiters: dict[str, _HostCallWaiter] = {}
         self._last_switch: anyio.Event | None = None
+        self._last_steer: anyio.Event | None = None
         self._closing = False
         self._closed = anyio.Event()
         self._context = _Context(self)
@@ -218,9 +250,22 @@ class Session:
                         waiter.done.set()
                 case RunCompact(custom_instructions):
                     self._tg.start_soon(self._compact, custom_instructions, self._last_switch)
-                case RunModeSwitch(mode):
+                case RunConfiguration(request):
                     previous, self._last_switch = self._last_switch, anyio.Event()
-                    self._tg.start_soon(self._switch_mode, mode, previous, self._last_switch)
+                    self._tg.start_soon(self._configure, request, previous, self._last_switch)
+                case RunSteer(turn, message):
+                    previous, self._last_steer = self._last_steer, anyio.Event()
+                    self._tg.start_soon(self._steer, turn, message, previous, self._last_steer)
+                case HostCallProgress(invocation_id, output):
+                    host_waiter = self._host_waiters.get(invocation_id)
+                    if host_waiter is not None:
+                        host_waiter.progress.append(output)
+                        host_waiter.changed.set()
+                case SettleHostCall(invocation_id, host_outcome):
+                    host_waiter = self._host_waiters.get(invocation_id)
+                    if host_waiter is not None:
+                        host_waiter.outcome = host_outcome
+                        host_waiter.changed.set()
                 case BeginClose(reason, agent_exit):
                     self._tg.start_soon(self._close, reason, agent_exit)
 
@@ -313,23 +358,95 @@ class Session:
         finally:
             self._protocol.compaction_finished()
 
-    async def _switch_mode(self, mode: Mode, after: anyio.Event | None, done: anyio.Event) -> None:
-        """Mode switches run in the order they were sent, each before what was sent
-        after it."""
+    async def _configure(
+        self, request: Configuration, after: anyio.Event | None, done: anyio.Event
+    ) -> None:
+        """Configuration requests run in the order they were sent, each before what was
+        sent after it; the answer frame comes once the adapter has done it."""
         try:
             if after is not None:
                 await after.wait()
-            await self._operation(self.adapter.switch_mode(mode))
+            answered, answer = await self._operation(self._configuration(request))
+            if answered:
+                self._protocol.configured(request, answer)
         finally:
             done.set()
 
-    async def _operation(self, operation: Coroutine[Any, Any, None]) -> None:
+    def _configuration(self, request: Configuration) -> Coroutine[Any, Any, object]:
+        adapter = self.adapter
+        match request:
+            case ModeSwitch():
+                return adapter.switch_mode(request.mode)
+            case ToolCatalogPublish():
+                return adapter.publish_tools(request.tools)
+            case ModelSet():
+                return adapter.set_model(request)
+            case ModelListRequest():
+                return adapter.list_models()
+            case PlanSet():
+                return adapter.set_plan(request.entries)
+
+    async def _steer(
+        self, turn: Turn, message: PromptSteer, after: anyio.Event | None, done: anyio.Event
+    ) -> None:
         try:
-            await operation
+            if after is not None:
+                await after.wait()
+            if self._protocol.turn_running(turn.turn_id):
+                await self._operation(self.adapter.steer(turn, message))
+        finally:
+            done.set()
+
+    async def _operation(self, operation: Coroutine[Any, Any, object]) -> tuple[bool, object]:
+        """Run an adapter operation; its failure becomes the frame the Master sees.
+        Returns whether it succeeded, and its answer."""
+        try:
+            return True, await operation
         except UnsupportedOperation as exc:
             self._protocol.operation_failed(None, str(exc))
+        except OperationRejected as exc:
+            self._protocol.session_error(SessionErrorCode.REJECTED, str(exc))
         except Exception as exc:
             self._protocol.operation_failed(self._failure(exc, "adapter operation raised"), None)
+        return False, None
+
+    async def _call_host_tool(
+        self, call: HostToolCall, on_progress: Progress | None
+    ) -> HostToolOutcome:
+        protocol = self._protocol
+        refused = protocol.host_call_refusal(call)
+        if refused is not None:
+            return refused
+        if call.permission:
+            question = Question.permission(
+                call.tool_name,
+                tool_input=call.input,
+                tool_call_id=call.invocation_id,
+                turn_id=call.turn_id,
+            )
+            if not (await self._interact(question)).allowed:
+                return protocol.host_call_denied(call)
+        opened = protocol.open_host_call(call)
+        if isinstance(opened, HostToolOutcome):
+            return opened
+        waiter = self._host_waiters[call.invocation_id] = _HostCallWaiter()
+        try:
+            with anyio.move_on_after((opened.timeout_ms or 0) / 1000):
+                while waiter.outcome is None:
+                    await waiter.changed.wait()
+                    waiter.changed = anyio.Event()
+                    progress, waiter.progress = waiter.progress, []
+                    if on_progress is not None:
+                        for output in progress:
+                            await on_progress(output)
+            if waiter.outcome is None:
+                self._carry_out(protocol.host_call_deadline(call.invocation_id))
+        finally:
+            if waiter.outcome is None:  # the adapter's call was cancelled
+                self._carry_out(protocol.host_call_abandoned(call.invocation_id))
+            del self._host_waiters[call.invocation_id]
+        assert waiter.outcome is not None
+        return waiter.outcome
 
     def _failure(
         self,
@@ -407,6 +524,11 @@ class _Context:
 
     async def interact(self, question: Question) -> InteractionOutcome:
         return await self._session._interact(question)
+
+    async def call_host_tool(
+        self, call: HostToolCall, on_progress: Progress | None = None
+    ) -> HostToolOutcome:
+        return await self._session._call_host_tool(call, on_progress)
 
     def agent_exited(self, exit: AgentExit) -> None:
         session = self._session

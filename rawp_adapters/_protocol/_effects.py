@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rawp_adapters._adapter import AgentExit, InteractionOutcome, Turn
-from rawp_adapters._frames import CloseReason, Mode
+from rawp_adapters._adapter import AgentExit, HostToolOutcome, InteractionOutcome, Turn
+from rawp_adapters._frames import (
+    CloseReason,
+    ModelListRequest,
+    ModelSet,
+    ModeSwitch,
+    PlanSet,
+    PromptSteer,
+    ToolCatalogPublish,
+)
+
+Configuration = ModeSwitch | ToolCatalogPublish | ModelSet | ModelListRequest | PlanSet
+"""Control requests that change (or read) how the agent is set up: carried out one at
+a time in the order they were sent, each before any prompt or compaction sent after it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +47,19 @@ class RunCompact:
 
 
 @dataclass(frozen=True, slots=True)
-class RunModeSwitch:
-    mode: Mode
+class RunConfiguration:
+    """Call the adapter's method for ``request``; report with
+    :meth:`SessionProtocol.configured` (or ``operation_failed``)."""
+
+    request: Configuration
+
+
+@dataclass(frozen=True, slots=True)
+class RunSteer:
+    """Call ``Adapter.steer(turn, message)``; steers run in the order they were sent."""
+
+    turn: Turn
+    message: PromptSteer
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +78,33 @@ class SettleInteraction:
     outcome: InteractionOutcome
 
 
+@dataclass(frozen=True, slots=True)
+class HostCallProgress:
+    """Pass the Master's streamed output to the agent waiting on this host call."""
+
+    invocation_id: str
+    output: str
+
+
+@dataclass(frozen=True, slots=True)
+class SettleHostCall:
+    """Wake the adapter waiting on this host call with its outcome."""
+
+    invocation_id: str
+    outcome: HostToolOutcome
+
+
 Effect = (
-    RunTurn | AbortTurn | TurnClosed | RunCompact | RunModeSwitch | BeginClose | SettleInteraction
+    RunTurn
+    | AbortTurn
+    | TurnClosed
+    | RunCompact
+    | RunConfiguration
+    | RunSteer
+    | BeginClose
+    | SettleInteraction
+    | HostCallProgress
+    | SettleHostCall
 )
 
 
@@ -67,4 +115,5 @@ class Limits:
     frame_buffer: int = 1024
     max_open_interactions: int = 256
     interaction_timeout_ms: int = 60_000
+    host_tool_timeout_ms: int = 300_000
     usage_steps: bool = False

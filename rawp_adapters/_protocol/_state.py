@@ -24,7 +24,10 @@ from structlog.stdlib import BoundLogger
 from rawp_adapters._adapter import (
     AgentExit,
     CloseResult,
+    HostToolCall,
+    HostToolOutcome,
     InteractionOutcome,
+    ModelState,
     OutcomeReason,
     Question,
     Turn,
@@ -59,9 +62,23 @@ from rawp_adapters._frames import (
     InteractionResponseFrame,
     InteractionResult,
     InteractionTimeoutFrame,
+    ModelChanged,
+    ModelInfo,
+    ModelList,
+    ModelListRequest,
+    ModelListRequestFrame,
+    ModelSet,
+    ModelSetFrame,
+    ModeSwitch,
     ModeSwitchFrame,
+    PlanEntry,
+    PlanSet,
+    PlanSetFrame,
+    PlanUpdated,
     PromptAbortFrame,
     PromptRequestFrame,
+    PromptSteer,
+    PromptSteerFrame,
     SessionCapabilities,
     SessionClosed,
     SessionCompactFrame,
@@ -70,6 +87,14 @@ from rawp_adapters._frames import (
     SessionErrorCode,
     SessionUsage,
     StopReason,
+    ToolCatalogPublish,
+    ToolCatalogPublishFrame,
+    ToolCatalogUpdated,
+    ToolInvokeRequest,
+    ToolInvokeResult,
+    ToolInvokeStream,
+    ToolResultFrame,
+    ToolStreamFrame,
     TurnEnd,
     TurnStart,
     UnknownFrame,
@@ -78,14 +103,17 @@ from rawp_adapters._framing import OversizedLine
 from rawp_adapters._protocol._effects import (
     AbortTurn,
     BeginClose,
+    Configuration,
     Effect,
     Limits,
     RunCompact,
-    RunModeSwitch,
+    RunConfiguration,
+    RunSteer,
     RunTurn,
     SettleInteraction,
     TurnClosed,
 )
+from rawp_adapters._protocol._host_calls import HostCalls
 from rawp_adapters._protocol._judge import RESULTS, expected, judge
 from rawp_adapters._protocol._turn import TurnState
 
@@ -106,6 +134,7 @@ RUNTIME_OWNED: Final[frozenset[type[ClientPayload]]] = frozenset(
     }
 )
 """Payloads only the runtime emits; an adapter that emits one has it dropped."""
+_TOOL_PAYLOADS: Final = frozenset({ToolInvokeRequest, ToolInvokeStream, ToolInvokeResult})
 FORGED_FRAME: Final = (
     "the adapter emitted {frame_type}, which only the session runtime emits; dropped"
 )
@@ -182,6 +211,7 @@ class SessionProtocol:
         self._forged: set[str] = set()
         self._open: dict[str, _Interaction] = {}
         self._finished: OrderedDict[str, OutcomeReason] = OrderedDict()
+        self.host_calls = HostCalls(self._put, log, max_open=self.limits.max_open_interactions)
 
     # ------------------------------------------------------------ queries
 
@@ -238,7 +268,7 @@ class SessionProtocol:
         calls :meth:`finish_close`."""
         self.closing = True
         self._set_state("stopping")
-        effects: list[Effect] = self._settle_all("closed")
+        effects: list[Effect] = [*self._settle_all("closed"), *self.host_calls.settle_all()]
         turn = self.turn
         if turn is not None:
             if agent_exit is not None:
@@ -320,14 +350,33 @@ class SessionProtocol:
             case SessionCompactFrame():
                 return self._on_compact(frame.payload.custom_instructions)
             case ModeSwitchFrame():
-                if not self._features().plan_mode:
-                    self.session_error(SessionErrorCode.UNSUPPORTED, "this agent has no plan mode")
-                    return []
-                return [RunModeSwitch(frame.payload.mode)]
+                return self._configure(frame.payload, "plan_mode", "has no plan mode")
             case SessionEndFrame():
                 # Deny now, not when the close task runs: an answer sent after the end
                 # frame must not be applied.
-                return [*self._settle_all("closed"), BeginClose("explicit")]
+                return [
+                    *self._settle_all("closed"),
+                    *self.host_calls.settle_all(),
+                    BeginClose("explicit"),
+                ]
+            case ToolStreamFrame():
+                effects = self.host_calls.progress(frame.payload, frame.metadata)
+                return self._host_answer(effects, frame.payload.invocation_id)
+            case ToolResultFrame():
+                effects = self.host_calls.answer(frame.payload, frame.metadata)
+                return self._host_answer(effects, frame.payload.invocation_id)
+            case PromptSteerFrame():
+                return self._on_steer(frame.payload)
+            case ToolCatalogPublishFrame():
+                return self._on_catalog(frame.payload)
+            case ModelSetFrame():
+                return self._on_model_set(frame.payload)
+            case ModelListRequestFrame():
+                return self._configure(frame.payload, "model_list", "cannot list its models")
+            case PlanSetFrame():
+                if self._busy("the plan is set between turns"):
+                    return []
+                return self._configure(frame.payload, "plan_seeding", "has no plan to seed")
             case UnknownFrame():
                 self._on_unknown(frame)
         return []
@@ -364,7 +413,12 @@ class SessionProtocol:
         # Deny now, not when the abort runs: an answer sent after the abort frame
         # must not be applied, nor a new interaction of this turn opened.
         turn.aborting = True
-        return [*self._settle_turn(turn.turn.turn_id, "aborted"), AbortTurn(turn.turn)]
+        turn_id = turn.turn.turn_id
+        return [
+            *self._settle_turn(turn_id, "aborted"),
+            *self.host_calls.settle_turn(turn_id),
+            AbortTurn(turn.turn),
+        ]
 
     def _on_compact(self, custom_instructions: str | None) -> list[Effect]:
         if not self._features().context_compaction:
@@ -385,6 +439,133 @@ class SessionProtocol:
         self.compacting = False
         if not self.closing:
             self._set_state("idle")
+
+    # ------------------------------------------------------------ configuration
+
+    def _configure(self, request: Configuration, feature: str, lacks: str) -> list[Effect]:
+        if not getattr(self._features(), feature):
+            self.session_error(SessionErrorCode.UNSUPPORTED, f"this agent {lacks}")
+            return []
+        return [RunConfiguration(request)]
+
+    def _busy(self, rule: str) -> bool:
+        """A turn or compaction runs: say so (``PROMPT_IN_PROGRESS``) and refuse."""
+        if self.turn is None and not self.compacting:
+            return False
+        self.session_error(SessionErrorCode.PROMPT_IN_PROGRESS, f"{rule}; not passed on")
+        return True
+
+    def _on_catalog(self, request: ToolCatalogPublish) -> list[Effect]:
+        problem = self.host_calls.catalog_problem(request.tools)
+        if problem is not None:
+            self.session_error(SessionErrorCode.INVALID_TOOL_CATALOG, f"{problem}; not published")
+            return []
+        return self._configure(request, "host_tools", "cannot call the Master's tools")
+
+    def _on_model_set(self, request: ModelSet) -> list[Effect]:
+        features = self._features()
+        if request.model is not None and not features.model_change:
+            self.session_error(SessionErrorCode.UNSUPPORTED, "this agent cannot change its model")
+            return []
+        if request.thinking_level is not None and not features.thinking_change:
+            self.session_error(
+                SessionErrorCode.UNSUPPORTED, "this agent cannot change its thinking level"
+            )
+            return []
+        if self._busy("the model is changed between turns"):
+            return []
+        return [RunConfiguration(request)]
+
+    def configured(self, request: Configuration, answer: object) -> None:
+        """The adapter carried out ``request``; ``answer`` is what its method returned."""
+        match request:
+            case ToolCatalogPublish():
+                names = self.host_calls.set_catalog(request.tools)
+                self._put(ToolCatalogUpdated(tools=names))
+            case ModelSet():
+                assert isinstance(answer, ModelState)
+                self._put(ModelChanged(model=answer.model, thinking_level=answer.thinking_level))
+            case ModelListRequest():
+                assert isinstance(answer, list)
+                models = [model for model in answer if isinstance(model, ModelInfo)]
+                self._put(ModelList(models=models, current=None))
+            case PlanSet():
+                assert isinstance(answer, list)
+                entries = [entry for entry in answer if isinstance(entry, PlanEntry)]
+                self._put(PlanUpdated(entries=entries))
+            case ModeSwitch():
+                pass
+
+    # ------------------------------------------------------------ steering
+
+    def _on_steer(self, message: PromptSteer) -> list[Effect]:
+        features = self._features()
+        if not (features.steering if message.delivery == "steer" else features.follow_up):
+            what = "steering" if message.delivery == "steer" else "follow-up messages"
+            self.session_error(SessionErrorCode.UNSUPPORTED, f"this agent does not take {what}")
+            return []
+        turn = self.turn
+        if (
+            turn is None
+            or turn.aborting
+            or (message.turn_id is not None and message.turn_id != turn.turn.turn_id)
+        ):
+            self.session_error(
+                SessionErrorCode.NO_ACTIVE_TURN,
+                f"no running turn to take message {message.prompt_id}; send a prompt instead",
+            )
+            return []
+        return [RunSteer(turn.turn, message)]
+
+    # ------------------------------------------------------------ host tool calls
+
+    def open_host_call(self, call: HostToolCall) -> ToolInvokeRequest | HostToolOutcome:
+        """Publish a host tool call for the Master, or refuse it (with its error result)."""
+        refusal = self._host_call_refusal(call)
+        if refusal is not None:
+            return refusal
+        return self.host_calls.open(call, self.limits.host_tool_timeout_ms)
+
+    def host_call_refusal(self, call: HostToolCall) -> HostToolOutcome | None:
+        """Refuse ``call`` now if the Master must not be asked (before any permission)."""
+        return self._host_call_refusal(call)
+
+    def _host_call_refusal(self, call: HostToolCall) -> HostToolOutcome | None:
+        if self.closing:
+            return HostToolOutcome(
+                output="the session is closing", is_error=True, resolution="session_end"
+            )
+        turn = self.turn
+        if call.turn_id is not None and (
+            turn is None or turn.turn.turn_id != call.turn_id or turn.aborting or turn.ended
+        ):
+            return HostToolOutcome(
+                output="the turn has ended", is_error=True, resolution="cancelled"
+            )
+        refusal = self.host_calls.refusal(call)
+        if refusal is None:
+            return None
+        return self.host_calls.refuse(call, *refusal)
+
+    def host_call_denied(self, call: HostToolCall) -> HostToolOutcome:
+        """The permission gate said no."""
+        return self.host_calls.refuse(
+            call, "denied", f"the Master did not allow {call.tool_name!r} to run"
+        )
+
+    def host_call_deadline(self, invocation_id: str) -> list[Effect]:
+        return self.host_calls.settle(invocation_id, "deadline")
+
+    def host_call_abandoned(self, invocation_id: str) -> list[Effect]:
+        return self.host_calls.settle(invocation_id, "cancelled")
+
+    def _host_answer(self, effects: list[Effect] | None, invocation_id: str) -> list[Effect]:
+        if effects is None:
+            message = self.host_calls.late_or_unknown(invocation_id)
+            self._log.info("host tool answer ignored", invocation_id=invocation_id)
+            self.session_error(SessionErrorCode.UNKNOWN_INVOCATION, message)
+            return []
+        return effects
 
     def _on_unknown(self, frame: UnknownFrame) -> None:
         known = self._unknown_types
@@ -450,7 +631,7 @@ class SessionProtocol:
         result: TurnResult | None,
     ) -> list[Effect]:
         turn_id = turn.turn.turn_id
-        effects = self._settle_turn(turn_id, "aborted")
+        effects = [*self._settle_turn(turn_id, "aborted"), *self.host_calls.settle_turn(turn_id)]
         for payload in turn.unfinished():
             self._put(payload)
         if stop == "error" and error is None and not turn.reported_error:
@@ -634,8 +815,12 @@ class SessionProtocol:
         """A payload from the adapter. Frames the runtime owns (turn start and end,
         capabilities, questions and their resolution, state, session errors,
         ``session.closed``) are refused: only the runtime may say those."""
-        if type(payload) in RUNTIME_OWNED:
-            self._refuse_forged(_FRAME_TYPES[type(payload)][1])
+        kind = type(payload)
+        if kind in RUNTIME_OWNED:
+            self._refuse_forged(_FRAME_TYPES[kind][1])
+            return
+        if kind in _TOOL_PAYLOADS and self.host_calls.owns(payload.invocation_id):  # type: ignore[union-attr]
+            # The agent's own report of a host tool call: the runtime reports those.
             return
         self._put(payload)
 
@@ -652,7 +837,7 @@ class SessionProtocol:
                 )
             )
 
-    def _put(self, payload: ClientPayload) -> None:
+    def _put(self, payload: ClientPayload, metadata: FrameMetadata | None = None) -> None:
         """Number one payload into a frame, after the turn rules have had their say."""
         if self.sealed:
             self._log.warning("frame after session.closed dropped", payload=type(payload).__name__)
@@ -686,7 +871,7 @@ class SessionProtocol:
                 turn.reported_error = True
             elif not turn.track(payload, self._log):
                 return
-        self._number(payload, None)
+        self._number(payload, metadata)
 
     def _number(self, payload: ClientPayload, metadata: FrameMetadata | None) -> None:
         """Make the next frame. Callers have kept the rules (:meth:`_put`, or the turn's

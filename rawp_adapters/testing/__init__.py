@@ -15,7 +15,8 @@
   one call and raises on a failure. The pytest plugin
   (:mod:`rawp_adapters.testing.pytest_plugin`) and ``rawp-adapters check`` run it too.
 - :class:`FunctionAdapter`: an agent to test against offline, its turns run by a
-  function (ready-made ones: :func:`say`, :func:`ask_permission`, :func:`stall`).
+  function (ready-made ones: :func:`say`, :func:`ask_permission`, :func:`stall`,
+  :func:`use_host_tool`).
 """
 
 from rawp_adapters.host import Policy, Reply, allow_all, deny_all, never_answer
@@ -27,6 +28,7 @@ from rawp_adapters.testing._function import (
     ask_permission,
     say,
     stall,
+    use_host_tool,
 )
 from rawp_adapters.testing._invariants import (
     InvariantError,
@@ -74,4 +76,5 @@ __all__ = [
     "say",
     "select_rules",
     "stall",
+    "use_host_tool",
 ]

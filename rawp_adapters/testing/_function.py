@@ -8,7 +8,7 @@ agent would and returns how the turn ended. It records what the session asked of
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 import anyio
@@ -17,15 +17,21 @@ from rawp_adapters._adapter import (
     Adapter,
     AdapterSettings,
     CloseResult,
+    HostToolCall,
+    ModelState,
     Question,
     SessionContext,
     Turn,
     TurnResult,
 )
+from rawp_adapters._errors import OperationRejected
 from rawp_adapters._frames import (
     AgentInfo,
     Features,
+    HostTool,
     Mode,
+    ModelSet,
+    PromptSteer,
     TextDelta,
     TextDone,
     ToolInvokeRequest,
@@ -111,6 +117,22 @@ def ask_permission(
     return function
 
 
+def use_host_tool(tool_name: str, tool_input: Mapping[str, Any]) -> TurnFunction:
+    """A turn that calls the Master's tool ``tool_name`` once (call id ``host-1``),
+    streams each piece of its progress as text, then the outcome's text, and ends."""
+
+    async def function(turn: Turn, ctx: SessionContext) -> TurnResult:
+        async def progress(output: str) -> None:
+            await ctx.emit(TextDelta(turn_id=turn.turn_id, index=0, text=output))
+
+        call = HostToolCall("host-1", tool_name, tool_input, turn_id=turn.turn_id)
+        outcome = await ctx.call_host_tool(call, progress)
+        await ctx.emit(TextDelta(turn_id=turn.turn_id, index=1, text=outcome.text))
+        return TurnResult()
+
+    return function
+
+
 def stall(text: str | None = None) -> TurnFunction:
     """A turn that streams ``text`` (if any) as one delta, then makes no progress: it
     ends when it is cancelled (``abort="cancel"``, or the session's abort grace)."""
@@ -137,6 +159,9 @@ class FunctionAdapter(Adapter):
     - ``compact`` / ``switch_mode``: run for ``control.session.compact`` /
       ``control.mode.switch``; without them the adapter cannot do either.
     - ``agent_info``: the agent named in ``session.capabilities``.
+    - ``host_tools`` / ``steering``: take ``tool.catalog.publish`` (kept in
+      :attr:`tools`) / ``control.prompt.steer`` both ways (kept in :attr:`steered`).
+    - ``models``: model ids ``control.model.set`` accepts (others are rejected).
 
     After the session: :attr:`ctx`, :attr:`prompts`, :attr:`aborted`,
     :attr:`compactions`, :attr:`modes` and :attr:`closed` say what it was asked.
@@ -154,6 +179,9 @@ class FunctionAdapter(Adapter):
         compact: CompactFunction | None = None,
         switch_mode: SwitchModeFunction | None = None,
         agent_info: AgentInfo | None = None,
+        host_tools: bool = False,
+        steering: bool = False,
+        models: Sequence[str] | None = None,
     ) -> None:
         super().__init__(AdapterSettings())
         self.function: TurnFunction = function or say("Hel", "lo")
@@ -162,6 +190,10 @@ class FunctionAdapter(Adapter):
             abort=True,
             context_compaction=compact is not None,
             plan_mode=switch_mode is not None,
+            host_tools=host_tools,
+            steering=steering,
+            follow_up=steering,
+            model_change=models is not None,
         )
         self._start_error = start_error
         self._abort_mode: AbortMode = abort
@@ -178,6 +210,9 @@ class FunctionAdapter(Adapter):
         """Set by an abort; a new one for each turn that starts after it was set."""
         self.compactions: list[str | None] = []
         self.modes: list[Mode] = []
+        self.tools: list[HostTool] = []
+        self.steered: list[PromptSteer] = []
+        self.models = list(models or ())
         self.closed = False
 
     @property
@@ -229,6 +264,21 @@ class FunctionAdapter(Adapter):
         assert self.ctx is not None, "switch_mode() before start()"
         self.modes.append(mode)
         await self._switch_mode(mode, self.ctx)
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        if not self._features.host_tools:
+            await super().publish_tools(tools)  # raises UnsupportedOperation
+        self.tools = list(tools)
+
+    async def steer(self, turn: Turn, message: PromptSteer) -> None:
+        if not self._features.steering:
+            await super().steer(turn, message)  # raises UnsupportedOperation
+        self.steered.append(message)
+
+    async def set_model(self, change: ModelSet) -> ModelState:
+        if change.model is not None and change.model not in self.models:
+            raise OperationRejected(f"no model {change.model!r}")
+        return ModelState(model=change.model)
 
     async def close(self) -> CloseResult:
         self.closed = True

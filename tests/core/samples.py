@@ -74,6 +74,36 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
     "control.session.compact": {"custom_instructions": TRICKY},
     "control.mode.switch": {"mode": "plan"},
     "control.session.end": {"reason": "user closed the tab"},
+    "tool.catalog.publish": {
+        "tools": [
+            {
+                "name": "lookup",
+                "description": TRICKY,
+                "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+            }
+        ]
+    },
+    "tool.catalog.updated": {"tools": ["lookup"]},
+    "control.tool.stream": {"invocation_id": "c1", "output": TRICKY},
+    "control.tool.result": {
+        "invocation_id": "c1",
+        "output_type": "structured",
+        "output": {"rows": [1, 2]},
+        "is_error": False,
+    },
+    "control.prompt.steer": {"prompt_id": "p2", "text": TRICKY, "delivery": "follow_up"},
+    "control.model.set": {"model": "fake/second", "thinking_level": "high"},
+    "control.model.list": {},
+    "session.model.changed": {"model": "fake/second", "thinking_level": "high"},
+    "session.models": {
+        "models": [{"id": "fake/second", "name": "Second", "provider": "fake"}],
+        "current": "fake/first",
+    },
+    "control.plan.set": {"entries": [{"content": TRICKY, "status": "pending"}]},
+    "agent.plan.updated": {
+        "entries": [{"content": "write tests", "status": "in_progress", "phase": "build"}],
+        "turn_id": "t1",
+    },
 }
 
 

@@ -20,7 +20,7 @@ from rawp_adapters._protocol import (
     Effect,
     Limits,
     RunCompact,
-    RunModeSwitch,
+    RunConfiguration,
     RunTurn,
     SessionProtocol,
     SettleInteraction,
@@ -132,7 +132,7 @@ class Harness:
                     self.settled.setdefault(interaction_id, []).append(outcome)
                 case BeginClose():
                     self.closing = self.closing or effect
-                case AbortTurn() | RunCompact() | RunModeSwitch():
+                case AbortTurn() | RunCompact() | RunConfiguration():
                     pass
 
     def turn(self) -> str | None:
