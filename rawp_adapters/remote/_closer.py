@@ -1,0 +1,171 @@
+"""Closing frames written by another party: for a session whose worker died (its lease
+expired) or that a worker could not start. They continue the session's ``seq`` and end
+what it left open, so its stream still keeps every DPS rule and ends in ``session.closed``.
+Runs in nats-py's loop."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Final
+
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
+
+from rawp_adapters._codec import encode_frame, utc_timestamp
+from rawp_adapters.frames import (
+    AgentError,
+    AgentErrorFrame,
+    ClientFrame,
+    InteractionResolved,
+    InteractionResolvedFrame,
+    SessionClosed,
+    SessionClosedFrame,
+    ToolInvokeResult,
+    ToolInvokeResultFrame,
+    TurnEnd,
+    TurnEndFrame,
+)
+from rawp_adapters.remote._names import MSG_ID, Names
+
+_SCAN_BATCH: Final = 512
+_SCAN_WAIT: Final = 1.0
+
+
+@dataclass(slots=True)
+class StreamState:
+    """What a session's stream left open, read from its frames as plain JSON (frame
+    types it does not know pass by)."""
+
+    last_seq: int = 0
+    closed: bool = False
+    turn_id: str | None = None
+    interactions: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+
+    def feed(self, data: bytes) -> None:
+        frame = json.loads(data)
+        self.last_seq = max(self.last_seq, int(frame.get("seq", 0)))
+        payload = frame.get("payload") or {}
+        match frame.get("type"):
+            case "session.turn.start":
+                self.turn_id = payload.get("turn_id")
+            case "session.turn.end":
+                self.turn_id = None
+                self.tools.clear()
+            case "agent.interaction.request":
+                self.interactions.append(payload["interaction_id"])
+            case "agent.interaction.resolved":
+                with contextlib.suppress(ValueError):
+                    self.interactions.remove(payload["interaction_id"])
+            case "tool.invoke.request":
+                self.tools.append(payload["invocation_id"])
+            case "tool.invoke.result":
+                with contextlib.suppress(ValueError):
+                    self.tools.remove(payload["invocation_id"])
+            case "session.closed":
+                self.closed = True
+
+
+async def read_state(js: JetStreamContext, names: Names, session_id: str) -> StreamState:
+    """Replay the session's frames from the first."""
+    state = StreamState()
+    sub = await js.pull_subscribe(
+        names.frames_subject(session_id),
+        stream=names.frames_stream,
+        config=ConsumerConfig(
+            ack_policy=AckPolicy.NONE, deliver_policy=DeliverPolicy.ALL, inactive_threshold=30
+        ),
+    )
+    try:
+        while True:
+            try:
+                messages = await sub.fetch(_SCAN_BATCH, timeout=_SCAN_WAIT)
+            except NatsTimeout:
+                return state
+            for message in messages:
+                state.feed(message.data)
+            if messages[-1].metadata.num_pending == 0:
+                return state
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+
+
+def closing_frames(
+    session_id: str, state: StreamState, *, code: str, message: str
+) -> list[ClientFrame]:
+    """``agent.error`` fatal, then what the session left open ended (its questions
+    resolved ``cancelled``, its tool calls failed, its turn ended ``error``), then
+    ``session.closed`` ``error``, numbered on from the last ``seq``."""
+    turn = state.turn_id
+    frames: list[ClientFrame] = []
+
+    def add(kind: type[ClientFrame], payload: object) -> None:
+        seq = state.last_seq + len(frames) + 1
+        frames.append(kind(session_id=session_id, seq=seq, timestamp=timestamp, payload=payload))
+
+    timestamp = utc_timestamp()
+    add(AgentErrorFrame, AgentError(severity="fatal", error_code=code, message=message))
+    for interaction_id in state.interactions:
+        resolved = InteractionResolved(
+            interaction_id=interaction_id, outcome="cancelled", decided_by="session_end"
+        )
+        add(InteractionResolvedFrame, resolved)
+    if turn is not None:
+        for invocation_id in state.tools:
+            result = ToolInvokeResult(
+                invocation_id=invocation_id,
+                output_type="text",
+                output=message,
+                is_error=True,
+                turn_id=turn,
+            )
+            add(ToolInvokeResultFrame, result)
+        add(TurnEndFrame, TurnEnd(turn_id=turn, stop_reason="error"))
+    add(SessionClosedFrame, SessionClosed(reason="error"))
+    return frames
+
+
+async def publish_frames(js: JetStreamContext, names: Names, frames: list[ClientFrame]) -> None:
+    for frame in frames:
+        await js.publish(
+            names.frames_subject(frame.session_id),
+            encode_frame(frame),
+            headers={MSG_ID: f"{frame.session_id}:{frame.seq}"},
+        )
+
+
+async def close_orphan(
+    js: JetStreamContext,
+    kv: KeyValue,
+    names: Names,
+    session_id: str,
+    *,
+    closer: str,
+    code: str,
+    message: str,
+) -> bool:
+    """Claim the session's expired lease (only one party can) and write its closing
+    frames unless it has them. Returns whether this call wrote them."""
+    try:
+        await kv.create(session_id, json.dumps({"closer": closer}).encode())
+    except KeyWrongLastSequenceError:
+        return False  # a live lease, or another party closing it
+    try:
+        state = await read_state(js, names, session_id)
+        if state.closed:
+            return False
+        frames = closing_frames(session_id, state, code=code, message=message)
+        await publish_frames(js, names, frames)
+        with contextlib.suppress(Exception):
+            await js.delete_consumer(names.control_stream, names.control_consumer(session_id))
+        with contextlib.suppress(Exception):
+            await js.purge_stream(names.control_stream, subject=names.control_subject(session_id))
+        return True
+    finally:
+        await kv.delete(session_id)

@@ -1,0 +1,233 @@
+"""The Master's side: open sessions on a pool of workers, read their frames, send them
+control frames, and attach to a session again after a restart."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import uuid
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Self
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js.api import DeliverPolicy
+from nats.js.kv import KeyValue
+
+from rawp_adapters._adapter import AgentMetadata
+from rawp_adapters._codec import decode_frame, encode_frame
+from rawp_adapters._control import ControlFrames
+from rawp_adapters._errors import FrameError, SessionClosedError
+from rawp_adapters._frames import ClientFrame, ControlFrame, SessionClosedFrame, UnknownFrame
+from rawp_adapters._logging import get_logger
+from rawp_adapters._session import SessionOptions
+from rawp_adapters.remote._leases import LeaseWatch
+from rawp_adapters.remote._link import Credentials, Link, open_link, redact
+from rawp_adapters.remote._names import DEFAULT_PREFIX, MSG_ID, Names, check_session_id
+from rawp_adapters.remote._requests import StartRequest, options_dict
+from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams
+
+_log = get_logger("rawp_adapters.remote.master")
+
+
+class RemoteSession:
+    """A session that runs on a worker, used like a local :class:`rawp_adapters.Session`:
+    ``async for frame in session`` (replayed from after ``from_seq``, ``session.closed``
+    last), :meth:`send` control frames built with :attr:`control`, :meth:`close` to end
+    it. :meth:`detach` stops reading and leaves it running for a later
+    :meth:`RemoteSessions.attach`."""
+
+    def __init__(self, remote: RemoteSessions, session_id: str, from_seq: int) -> None:
+        self.session_id = session_id
+        self.control = ControlFrames(session_id)
+        """Builds control frames for this session."""
+        self.last_seq = from_seq
+        """The ``seq`` of the last frame received (frames up to it are not delivered)."""
+        self._remote = remote
+        self._link = remote._link
+        self._subject = remote.names.frames_subject(session_id)
+        self._control_subject = remote.names.control_subject(session_id)
+        self._log = _log.bind(session_id=session_id)
+        send, receive = anyio.create_memory_object_stream[ClientFrame](math.inf)
+        self._send: MemoryObjectSendStream[ClientFrame] = send
+        self._receive: MemoryObjectReceiveStream[ClientFrame] = receive
+        self._closed = anyio.Event()
+        self._sub: Subscription | None = None
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``session.closed`` has arrived."""
+        return self._closed.is_set()
+
+    async def _subscribe(self) -> None:
+        self._sub = await self._link.call(self._subscribe_here)
+
+    async def _subscribe_here(self) -> Subscription:
+        return await self._link.js.subscribe(
+            self._subject,
+            stream=self._remote.names.frames_stream,
+            cb=self._on_message,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.ALL,
+            idle_heartbeat=1.0,
+        )
+
+    async def _on_message(self, msg: Msg) -> None:
+        data = msg.data
+        self._link.to_host(lambda: self._deliver(data))
+
+    def _deliver(self, data: bytes) -> None:
+        try:
+            frame = decode_frame(data)
+        except FrameError as exc:
+            self._log.error("undecodable frame skipped", error=str(exc))
+            return
+        if isinstance(frame, UnknownFrame) or frame.seq <= self.last_seq or self.closed:
+            return
+        if frame.type.startswith("control."):
+            return
+        self.last_seq = frame.seq
+        with contextlib.suppress(anyio.ClosedResourceError):
+            self._send.send_nowait(frame)  # type: ignore[arg-type]
+        if isinstance(frame, SessionClosedFrame):
+            self._closed.set()
+            self._send.close()
+
+    def __aiter__(self) -> AsyncIterator[ClientFrame]:
+        return self._frames()
+
+    async def _frames(self) -> AsyncIterator[ClientFrame]:
+        with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
+            while True:
+                yield await self._receive.receive()
+
+    async def receive(self) -> ClientFrame:
+        """The next frame; raises ``anyio.EndOfStream`` after ``session.closed`` (or
+        :meth:`detach`)."""
+        return await self._receive.receive()
+
+    async def receive_all(self) -> list[ClientFrame]:
+        """Every frame that has arrived, at least one (waits for it)."""
+        frames = [await self._receive.receive()]
+        with contextlib.suppress(anyio.WouldBlock, anyio.EndOfStream):
+            while True:
+                frames.append(self._receive.receive_nowait())
+        return frames
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    async def send(self, frame: ControlFrame | UnknownFrame) -> None:
+        """Publish one control frame to the session (kept by the server until its worker
+        takes it). Raises :class:`rawp_adapters.SessionClosedError` once
+        ``session.closed`` has arrived."""
+        await self.send_line(encode_frame(frame))
+
+    async def send_line(self, line: bytes | str) -> None:
+        """Publish one control frame as a JSON line, as it is (the worker answers bad
+        input with ``session.error``)."""
+        if self.closed:
+            raise SessionClosedError(f"session {self.session_id} has closed")
+        data = line.encode() if isinstance(line, str) else line
+        await self._link.call(self._link.js.publish, self._control_subject, data.rstrip(b"\n"))
+
+    async def close(self) -> None:
+        """End the session (``control.session.end``) and wait for ``session.closed``."""
+        with contextlib.suppress(SessionClosedError):
+            await self.send(self.control.end())
+        await self.wait_closed()
+
+    async def detach(self) -> None:
+        """Stop receiving; the session goes on on its worker."""
+        sub, self._sub = self._sub, None
+        self._remote._sessions.pop(self.session_id, None)
+        self._send.close()
+        if sub is not None:
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self._link.call(sub.unsubscribe)
+
+
+class RemoteSessions:
+    """Sessions on the workers behind one NATS server. Use :meth:`connect`."""
+
+    def __init__(self, link: Link, names: Names, kv: KeyValue, master_id: str) -> None:
+        self._link = link
+        self.names = names
+        self.master_id = master_id
+        self._sessions: dict[str, RemoteSession] = {}
+        self._watch = LeaseWatch(
+            link, kv, names, closer=master_id, accept=lambda sid: sid in self._sessions
+        )
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        credentials: Credentials | None = None,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
+    ) -> RemoteSessions:
+        """Connect, and create the streams and the lease bucket if no one has yet
+        (``lease_ttl`` is used only then)."""
+        names = Names(prefix)
+        master_id = f"master-{uuid.uuid4().hex[:8]}"
+        _log.info("connecting", url=redact(url), prefix=prefix)
+        link = await open_link(url, credentials, name=master_id)
+        try:
+            kv = await link.call(ensure_streams, link.js, names, lease_ttl)
+            remote = cls(link, names, kv, master_id)
+            await remote._watch.__aenter__()
+        except BaseException:
+            await link.aclose()
+            raise
+        return remote
+
+    async def open(
+        self,
+        metadata: AgentMetadata,
+        *,
+        workspace: str | None = None,
+        session_id: str | None = None,
+        options: SessionOptions | None = None,
+    ) -> RemoteSession:
+        """Queue a new session; the first free worker starts it. Its frames can be read
+        at once (``session.capabilities`` comes when it has started)."""
+        sid = check_session_id(session_id or str(uuid.uuid4()))
+        request = StartRequest(
+            session_id=sid,
+            metadata=metadata,
+            workspace=workspace,
+            options=options_dict(options),
+        )
+        session = await self.attach(sid)
+        publish = partial(self._link.js.publish, headers={MSG_ID: f"start:{sid}"})
+        await self._link.call(publish, self.names.start_subject, request.model_dump_json().encode())
+        return session
+
+    async def attach(self, session_id: str, *, from_seq: int = 0) -> RemoteSession:
+        """Read a session's frames from after ``from_seq`` (the ``seq`` of the last frame
+        this Master had), e.g. after a restart. Several Masters may attach to one
+        session: each gets every frame, with the same ``seq``."""
+        session = RemoteSession(self, check_session_id(session_id), from_seq)
+        self._sessions[session_id] = session
+        await session._subscribe()
+        return session
+
+    async def aclose(self) -> None:
+        """Detach from every session (they go on) and disconnect."""
+        with anyio.CancelScope(shield=True):
+            for session in list(self._sessions.values()):
+                await session.detach()
+            with contextlib.suppress(Exception):
+                await self._watch.__aexit__(None, None, None)
+            await self._link.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

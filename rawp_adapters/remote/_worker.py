@@ -1,0 +1,225 @@
+"""The worker: takes session-start requests from the work queue while it has room, runs
+each session with the ordinary runtime, publishes its frames (``seq`` as the
+de-duplication id), feeds it the control frames of its durable consumer, renews its
+lease, and closes what other workers left behind."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import anyio
+from nats.aio.msg import Msg
+from nats.js.errors import KeyWrongLastSequenceError
+from pydantic import ValidationError
+
+from rawp_adapters._errors import RawpError, SessionClosedError
+from rawp_adapters._logging import get_logger
+from rawp_adapters._registry import create_adapter
+from rawp_adapters._session import Session, open_session
+from rawp_adapters.remote import _ops
+from rawp_adapters.remote._closer import StreamState, closing_frames, publish_frames
+from rawp_adapters.remote._leases import LeaseWatch
+from rawp_adapters.remote._link import Credentials, Link, open_link, redact
+from rawp_adapters.remote._names import START_REFUSED, Names
+from rawp_adapters.remote._requests import StartRequest
+from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams, lease_ttl
+
+RETRY_WAIT: Final = 0.25
+"""Seconds between tries of a server call that failed (the server restarting)."""
+REQUEUE_DELAY: Final = 1.0
+"""Seconds before a request refused for an adapter limit is offered again."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSettings:
+    url: str
+    max_sessions: int = 16
+    adapter_limits: Mapping[str, int] = field(default_factory=dict)
+    """At most this many sessions per ``adapter_type`` at once."""
+    workspace_root: Path | None = None
+    prefix: str = Names().prefix
+    credentials: Credentials = field(default_factory=Credentials)
+    lease_ttl: float = DEFAULT_LEASE_TTL
+    """Used when this worker creates the lease bucket (the first one does)."""
+    allow_import_paths: bool = False
+    """Whether a request's settings may name code to import (``module:attr``)."""
+    worker_id: str = field(
+        default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    )
+
+
+class Worker:
+    def __init__(self, settings: WorkerSettings) -> None:
+        self.settings = settings
+        self.names = Names(settings.prefix)
+        self.sessions: dict[str, Session] = {}
+        self._running: Counter[str] = Counter()
+        self._draining = False
+        self._log = get_logger("rawp_adapters.remote.worker").bind(worker=settings.worker_id)
+
+    def drain(self) -> None:
+        """Take no new sessions and close the running ones (each gets its closing
+        frames); :meth:`run` returns once they are all closed."""
+        if self._draining:
+            return
+        self._draining = True
+        self._log.info("draining", sessions=len(self.sessions))
+        self._taking.cancel()
+        for session in list(self.sessions.values()):
+            self._tg.start_soon(session.close)
+
+    async def run(self, *, on_ready: anyio.Event | None = None) -> None:
+        settings = self.settings
+        self._log.info("connecting", url=redact(settings.url), prefix=self.names.prefix)
+        self._slots = anyio.Semaphore(settings.max_sessions)
+        self._taking = anyio.CancelScope()
+        link = await open_link(settings.url, settings.credentials, name=settings.worker_id)
+        try:
+            self.kv = await link.call(ensure_streams, link.js, self.names, settings.lease_ttl)
+            self.ttl = await link.call(lease_ttl, self.kv)
+            requests = await link.call(_ops.start_subscription, link.js, self.names)
+            async with (
+                LeaseWatch(link, self.kv, self.names, closer=settings.worker_id),
+                anyio.create_task_group() as tg,
+            ):
+                self._tg = tg
+                self._log.info("ready", max_sessions=settings.max_sessions, lease_ttl=self.ttl)
+                if on_ready is not None:
+                    on_ready.set()
+                await self._take_requests(link, requests)
+            self._log.info("drained")
+        finally:
+            await link.aclose()
+
+    async def _take_requests(self, link: Link, requests: _ops.PullSubscription) -> None:
+        while not self._draining:
+            await self._slots.acquire()
+            message: Msg | None = None
+            with self._taking:
+                message = await link.call(_ops.take_one, requests)
+            if message is None:
+                self._slots.release()
+                continue
+            try:
+                request = StartRequest.model_validate_json(message.data)
+            except ValidationError as exc:
+                self._log.error("invalid start request dropped", error=str(exc))
+                await link.call(_ops.settle, message, "term")
+                self._slots.release()
+                continue
+            adapter_type = request.metadata.adapter_type
+            limit = self.settings.adapter_limits.get(adapter_type)
+            if limit is not None and self._running[adapter_type] >= limit:
+                await link.call(_ops.settle, message, "nak", REQUEUE_DELAY)
+                self._slots.release()
+                continue
+            self._running[adapter_type] += 1
+            self._tg.start_soon(self._serve, link, request, message)
+        self._taking = anyio.CancelScope()
+
+    async def _serve(self, link: Link, request: StartRequest, message: Msg) -> None:
+        sid = request.session_id
+        try:
+            lease = await link.call(_ops.claim_lease, self.kv, sid, self.settings.worker_id)
+            await link.call(_ops.settle, message, "ack")
+            if lease is None:
+                self._log.warning("session already taken; request dropped", session_id=sid)
+                return
+            if await self._run_session(link, request, lease):
+                await link.call(_ops.release, link.js, self.kv, self.names, sid, lease.revision)
+            else:  # its lease expires and whoever sees that writes the closing frames
+                self._log.error("session ended without its frames out", session_id=sid)
+        finally:
+            self._running[request.metadata.adapter_type] -= 1
+            self._slots.release()
+
+    async def _run_session(self, link: Link, request: StartRequest, lease: _ops.Lease) -> bool:
+        """Run the session; whether every frame of it, ``session.closed`` last, is out."""
+        sid = request.session_id
+        try:
+            metadata = request.metadata.model_copy(
+                update={"allow_import_paths": self.settings.allow_import_paths}
+            )
+            adapter = create_adapter(metadata)
+            workspace = await self._workspace(request)
+            options = request.session_options()
+        except (RawpError, ValueError, TypeError, OSError) as exc:
+            self._log.warning("session refused", session_id=sid, error=str(exc))
+            frames = closing_frames(sid, StreamState(), code=START_REFUSED, message=str(exc))
+            await link.call(publish_frames, link.js, self.names, frames)
+            return True
+        control = await link.call(_ops.control_subscription, link.js, self.names, sid)
+        self._log.info("session starting", session_id=sid, adapter_type=metadata.adapter_type)
+        published = False
+        async with open_session(
+            adapter, workspace=workspace, session_id=sid, options=options
+        ) as session:
+            self.sessions[sid] = session
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._feed_control, link, session, control)
+                    tg.start_soon(self._renew, link, sid, lease, tg.cancel_scope)
+                    if self._draining:
+                        tg.start_soon(session.close)
+                    await self._publish(link, session)
+                    published = True
+                    tg.cancel_scope.cancel()
+            finally:
+                del self.sessions[sid]
+        self._log.info("session ended", session_id=sid, published=published)
+        return published
+
+    async def _workspace(self, request: StartRequest) -> Path:
+        root = self.settings.workspace_root
+        if root is None:
+            if request.workspace is None:
+                raise ValueError("this worker has no --workspace-root: name a workspace")
+            return Path(request.workspace)
+        path = (root / (request.workspace or request.session_id)).resolve()
+        if not path.is_relative_to(root.resolve()):
+            raise ValueError(f"workspace {request.workspace!r} is outside the worker's root")
+        await anyio.Path(path).mkdir(parents=True, exist_ok=True)
+        return path
+
+    async def _publish(self, link: Link, session: Session) -> None:
+        publisher = _ops.Publisher(link.js, self.names, session.session_id)
+        while True:
+            try:
+                frames = await session.receive_all()
+            except anyio.EndOfStream:
+                return
+            await link.call(publisher.publish, frames, self.ttl)
+
+    async def _feed_control(
+        self, link: Link, session: Session, control: _ops.PullSubscription
+    ) -> None:
+        while True:
+            messages = await link.call(_ops.take_control, control)
+            try:
+                for message in messages:
+                    await session.send_line(message.data)
+            except SessionClosedError:
+                return
+            finally:
+                await link.call(_ops.ack_all, messages)
+
+    async def _renew(
+        self, link: Link, sid: str, lease: _ops.Lease, scope: anyio.CancelScope
+    ) -> None:
+        while True:
+            await anyio.sleep(self.ttl / 3)
+            try:
+                await link.call(lease.renew)
+            except KeyWrongLastSequenceError:
+                self._log.error("lease lost; the session is abandoned", session_id=sid)
+                scope.cancel()
+                return
+            except Exception as exc:
+                self._log.warning("lease renewal failed", session_id=sid, error=str(exc))
