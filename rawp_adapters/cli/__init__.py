@@ -105,7 +105,12 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     return check_command(
         metadata,
-        prompts=Prompts(answer=args.answer_prompt, tool=args.tool_prompt, busy=args.busy_prompt),
+        prompts=Prompts(
+            answer=args.answer_prompt,
+            tool=args.tool_prompt,
+            busy=args.busy_prompt,
+            host_tool=args.host_tool_prompt,
+        ),
         rules=rules,
         workspace=workspace,
         timeout=args.timeout,
@@ -282,6 +287,11 @@ def _add_check(
     )
     check.add_argument(
         "--busy-prompt", metavar="TEXT", help="a prompt the agent streams for seconds"
+    )
+    check.add_argument(
+        "--host-tool-prompt",
+        metavar="TEXT",
+        help="a prompt that makes the agent call the kit's host tool kit_echo",
     )
     check.add_argument(
         "--rule", action="append", metavar="ID", help="run only this rule (repeatable)"

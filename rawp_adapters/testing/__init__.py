@@ -37,6 +37,7 @@ from rawp_adapters.testing._invariants import (
     check_frames,
 )
 from rawp_adapters.testing._kit import (
+    KIT_HOST_TOOL,
     RULES,
     ConformanceReport,
     ConformanceSubject,
@@ -49,6 +50,7 @@ from rawp_adapters.testing._kit import (
 )
 
 __all__ = [
+    "KIT_HOST_TOOL",
     "RULES",
     "ConformanceReport",
     "ConformanceSubject",

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import Any, Final, Literal, NoReturn
 
 import anyio
 import psutil
@@ -40,10 +40,13 @@ from rawp_adapters._frames import (
     InteractionRequest,
     InteractionRequestFrame,
     InteractionResolvedFrame,
+    ModelChangedFrame,
+    ModelListFrame,
     SessionCapabilitiesFrame,
     SessionClosedFrame,
     SessionCompactedFrame,
     SessionErrorFrame,
+    ToolCatalogUpdatedFrame,
     ToolInvokeRequestFrame,
     ToolInvokeResultFrame,
     TurnEndFrame,
@@ -76,12 +79,15 @@ class Prompts:
     ``answer``: a short turn that ends by itself. ``tool``: a turn that calls one
     permission-gated tool (the permission rules are skipped without it). ``busy``: a
     turn that streams for long enough to be aborted (several seconds; the abort and
-    one-prompt rules are skipped without it).
+    one-prompt rules are skipped without it). ``host_tool``: a turn that calls the
+    Master's tool :data:`KIT_HOST_TOOL` with ``{"message": <any text>}`` (the host tool
+    call rule is skipped without it).
     """
 
     answer: str = "Say hello."
     tool: str | None = None
     busy: str | None = None
+    host_tool: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +305,12 @@ def _check_features(d: SessionDriver, features: Features) -> None:
         "tool_events": ("tool.invoke.",),
         "permission_requests": ("agent.interaction.request",),
     }
+    # Host tool calls are the runtime's frames, there with host_tools alone.
+    host_calls = {
+        frame.payload.invocation_id
+        for frame in d.of_type(ToolInvokeRequestFrame)
+        if features.host_tools and frame.payload.tool_name in _published(d)
+    }
     for feature, prefixes in claimed.items():
         if getattr(features, feature):
             continue
@@ -307,12 +319,18 @@ def _check_features(d: SessionDriver, features: Features) -> None:
                 feature != "permission_requests"
                 or getattr(frame.payload, "interaction_type", None) == "PERMISSION"
             ):
+                if getattr(frame.payload, "invocation_id", None) in host_calls:
+                    continue
                 fail(
                     "honest-features",
                     f"{frame.type} from an adapter whose capabilities say {feature}: false",
                     d,
                     index,
                 )
+
+
+def _published(d: SessionDriver) -> set[str]:
+    return {name for frame in d.of_type(ToolCatalogUpdatedFrame) for name in frame.payload.tools}
 
 
 async def run_rule(subject: ConformanceSubject, rule: Rule) -> RuleResult:
@@ -418,7 +436,20 @@ def _features(d: SessionDriver) -> Features:
     return d.of_type(SessionCapabilitiesFrame)[0].payload.features
 
 
+KIT_HOST_TOOL: Final[dict[str, Any]] = {
+    "name": "kit_echo",
+    "description": "Echo a message back (published by the conformance kit).",
+    "input_schema": {
+        "type": "object",
+        "properties": {"message": {"type": "string"}},
+        "required": ["message"],
+    },
+}
+"""The host tool the kit publishes for ``Prompts.host_tool``."""
 _NO_BUSY = "needs Prompts.busy: a prompt its agent streams for a while"
+_NO_HOST_TOOL = "needs Prompts.host_tool: a prompt that makes its agent call kit_echo"
+_CATALOG_ANSWERS: Final = frozenset({"tool.catalog.updated", "session.error"})
+_MODEL_ANSWERS: Final = frozenset({"session.model.changed", "session.error"})
 _NO_TOOL = "needs Prompts.tool: a prompt that makes its agent call a permission-gated tool"
 
 
@@ -602,8 +633,16 @@ async def _unsupported_answered(p: Probe) -> str:
             asked.append(("compaction", d.control.compact()))
         if not features.plan_mode:
             asked.append(("mode switch", d.control.switch_mode("plan")))
+        if not features.host_tools:
+            asked.append(("tool catalog", d.control.publish_tools([KIT_HOST_TOOL])))
+        if not features.model_change:
+            asked.append(("model change", d.control.set_model("kit/unknown-model")))
+        if not features.model_list:
+            asked.append(("model list", d.control.list_models()))
+        if not features.plan_seeding:
+            asked.append(("plan", d.control.set_plan([{"content": "kit step"}])))
         if not asked:
-            raise RuleSkipped("the adapter claims both context_compaction and plan_mode")
+            raise RuleSkipped("the adapter claims every optional operation")
         for what, frame in asked:
             mark = len(d.frames)
             await d.send(frame)
@@ -695,6 +734,58 @@ async def _plan_mode(p: Probe) -> str:
                 index,
             )
     return ""
+
+
+async def _host_tool_call(p: Probe) -> str:
+    async with p.session() as d:
+        _claims(_features(d), "host_tools")
+        await d.send(d.control.publish_tools([KIT_HOST_TOOL]))
+        updated = await d.wait_for(Envelope, where=lambda f: f.type in _CATALOG_ANSWERS)
+        if not isinstance(updated, ToolCatalogUpdatedFrame) or updated.payload.tools != [
+            "kit_echo"
+        ]:
+            fail("host-tool-call", "publishing kit_echo was not confirmed", d, _index(d, updated))
+        prompt = _needs(p.prompts.host_tool, _NO_HOST_TOOL)
+        start = await d.start_prompt(prompt)
+        request = await d.wait_for(
+            ToolInvokeRequestFrame, where=lambda f: f.payload.executor == "master"
+        )
+        invocation_id = request.payload.invocation_id
+        await d.send(d.control.tool_stream(invocation_id, "kit progress"))
+        await d.send(d.control.tool_result(invocation_id, "kit says hello"))
+        turn = await d.wait_turn(start.payload.turn_id)
+    results = [
+        f for f in turn.of_type(ToolInvokeResultFrame) if f.payload.invocation_id == invocation_id
+    ]
+    if len(results) != 1 or results[0].payload.resolution != "answered":
+        fail("host-tool-call", "the answered host call has no one answered result", d, None)
+    if turn.stop_reason != "end_turn":
+        fail("host-tool-call", f"the turn ended {turn.stop_reason}", d, _index(d, turn.end))
+    return ""
+
+
+async def _model_change(p: Probe) -> str:
+    async with p.session() as d:
+        features = _features(d)
+        _claims(features, "model_change")
+        current = d.of_type(SessionCapabilitiesFrame)[0].payload.agent
+        model = current.model if current is not None else None
+        if model is None and features.model_list:
+            await d.send(d.control.list_models())
+            listed = await d.wait_for(ModelListFrame)
+            model = listed.payload.models[0].id if listed.payload.models else None
+        model = _needs(model, "names no model (agent.model) and lists none")
+        await d.send(d.control.set_model(model))
+        changed = await d.wait_for(Envelope, where=lambda f: f.type in _MODEL_ANSWERS)
+        if not isinstance(changed, ModelChangedFrame):
+            fail("model-change", f"a change to {model!r} was refused", d, _index(d, changed))
+        mark = len(d.frames)
+        await d.send(d.control.set_model("kit/no-such-model"))
+        refused = await d.wait_for(Envelope, after=mark, where=lambda f: f.type in _MODEL_ANSWERS)
+        if not isinstance(refused, SessionErrorFrame) or refused.payload.fatal:
+            fail("model-change", "an unknown model was not refused", d, _index(d, refused))
+        await d.prompt(p.prompts.answer)
+    return model
 
 
 async def _permission_request(p: Probe) -> str:
@@ -850,7 +941,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "unsupported-answered",
         "MUST",
-        "compaction and mode switches the adapter cannot do are answered UNSUPPORTED",
+        "operations the adapter does not claim (compaction, mode switch, host tools, model "
+        "change and list, plan seeding) are answered UNSUPPORTED",
         _unsupported_answered,
     ),
     Rule(
@@ -879,6 +971,19 @@ RULES: tuple[Rule, ...] = (
         "CAPABILITY",
         "each streamed thinking block is done with the text its deltas streamed",
         _thinking,
+    ),
+    Rule(
+        "host-tool-call",
+        "CAPABILITY",
+        "a published host tool is confirmed, and the host tool prompt's call is asked of "
+        "the Master (executor master) and ends with the Master's result",
+        _host_tool_call,
+    ),
+    Rule(
+        "model-change",
+        "CAPABILITY",
+        "a change to a known model is confirmed; an unknown one is refused and the session goes on",
+        _model_change,
     ),
     Rule("abort-latency", "ADVISORY", "an abort ends its turn within 200 ms", _abort_latency),
     Rule("close-latency", "ADVISORY", "an explicit end closes within 1 s", _close_latency),

@@ -7,6 +7,7 @@ import pytest
 
 from rawp_adapters import Question, SessionContext, Turn, TurnResult
 from rawp_adapters.frames import (
+    AgentInfo,
     Features,
     TextDelta,
     ToolInvokeRequest,
@@ -15,6 +16,7 @@ from rawp_adapters.frames import (
     TurnStart,
 )
 from rawp_adapters.testing import (
+    KIT_HOST_TOOL,
     ConformanceSubject,
     FunctionAdapter,
     Prompts,
@@ -26,6 +28,7 @@ from rawp_adapters.testing import (
     say,
     select_rules,
     stall,
+    use_host_tool,
 )
 
 pytestmark = pytest.mark.anyio
@@ -145,3 +148,52 @@ async def test_run_conformance_raises_with_the_report_when_a_rule_fails(tmp_path
         await run_conformance(
             lambda: FunctionAdapter(ends_its_turn_itself), workspace=str(tmp_path), timeout=10
         )
+
+
+def host_tool_subject(
+    function: TurnFunction, *, models: list[str] | None = None
+) -> ConformanceSubject:
+    return ConformanceSubject(
+        lambda: FunctionAdapter(function, abort="cancel", host_tools=True, models=models),
+        prompts=Prompts(answer="hello", host_tool="host"),
+        timeout=10,
+    )
+
+
+async def calls_kit_echo(turn: Turn, ctx: SessionContext) -> TurnResult:
+    if turn.text != "host":
+        return await say("hi")(turn, ctx)
+    return await use_host_tool(KIT_HOST_TOOL["name"], {"message": "hi"})(turn, ctx)
+
+
+async def test_an_adapter_whose_host_tool_calls_reach_the_master_passes_host_tool_call() -> None:
+    result = await rule(host_tool_subject(calls_kit_echo), "host-tool-call")
+    assert result.status == "passed", result.detail
+
+
+async def test_an_adapter_that_claims_host_tools_but_never_calls_the_master_fails() -> None:
+    async def answers_itself(turn: Turn, ctx: SessionContext) -> TurnResult:
+        return await say("I ran kit_echo myself")(turn, ctx)
+
+    subject = host_tool_subject(answers_itself)
+    subject = ConformanceSubject(subject.make_adapter, prompts=subject.prompts, timeout=1)
+    result = await rule(subject, "host-tool-call")
+    assert result.status == "failed"
+
+
+async def test_a_model_change_that_is_confirmed_and_an_unknown_one_refused_passes() -> None:
+    subject = ConformanceSubject(
+        lambda: FunctionAdapter(
+            say("hi"), models=["kit/model"], agent_info=AgentInfo(name="f", model="kit/model")
+        ),
+        timeout=10,
+    )
+    result = await rule(subject, "model-change")
+    assert result.status == "passed", result.detail
+
+
+async def test_operations_not_claimed_are_each_answered_unsupported() -> None:
+    result = await rule(subject(behaves), "unsupported-answered")
+    assert result.status == "passed", result.detail
+    for operation in ("tool catalog", "model change", "model list", "plan"):
+        assert operation in result.detail

@@ -27,7 +27,7 @@ def test_the_demo_core_passes_every_rule_it_can_and_says_why_it_skips_the_rest(
     assert "PASS  MUST        permission-deadline" in out
     assert "PASS  CAPABILITY  permission-request: tool write_file" in out
     assert "SKIP  CAPABILITY  compaction: the adapter does not claim context_compaction" in out
-    assert out.splitlines()[-1] == "12 passed, 2 skipped"
+    assert out.splitlines()[-1] == "12 passed, 4 skipped"
 
 
 def test_rules_that_need_a_prompt_not_given_are_skipped_with_the_option_to_give(
