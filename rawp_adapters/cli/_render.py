@@ -12,6 +12,8 @@ from rawp_adapters._codec import encode_frame
 from rawp_adapters._frames import (
     AgentErrorFrame,
     ClientFrame,
+    ModelChangedFrame,
+    PlanUpdatedFrame,
     SessionClosed,
     SessionClosedFrame,
     SessionCompactedFrame,
@@ -158,6 +160,15 @@ class TerminalView:
             case SessionCompactedFrame():
                 self._interrupt_block()
                 self.console.line("(context compacted)", DIM)
+            case PlanUpdatedFrame(payload=p):
+                self._interrupt_block()
+                self.console.line("plan:", BOLD)
+                for entry in p.entries:
+                    self.console.line(f"  {_PLAN_MARKS[entry.status]} {entry.content}")
+            case ModelChangedFrame(payload=p):
+                self._interrupt_block()
+                level = f", thinking {p.thinking_level}" if p.thinking_level else ""
+                self.console.line(f"(model: {p.model or 'unchanged'}{level})", DIM)
             case TurnEndFrame(payload=p):
                 self._interrupt_block()
                 if p.stop_reason != "end_turn":
@@ -195,6 +206,9 @@ class TerminalView:
     def _interrupt_block(self) -> None:
         self._block = None
         self.console.end_line()
+
+
+_PLAN_MARKS: Final = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
 
 def _closed_detail(closed: SessionClosed) -> str:

@@ -161,3 +161,23 @@ def test_agent_text_cannot_drive_the_terminal_anywhere_it_is_shown() -> None:
 def test_safe_text_keeps_ordinary_text_tabs_and_newlines() -> None:
     text = "tab\there\nnon-ASCII é 漢字 🙂"
     assert safe_text(text) == text
+
+
+def test_a_plan_is_shown_whole_with_each_steps_status_between_the_answer_text() -> None:
+    shown = render(
+        frame("agent.text.delta", turn_id="t", index=0, text="Planning"),
+        frame(
+            "agent.plan.updated",
+            entries=[
+                {"content": "read", "status": "completed"},
+                {"content": "write", "status": "in_progress"},
+                {"content": "test\x1b[2J"},
+            ],
+        ),
+    )
+    assert shown == "Planning\nplan:\n  [x] read\n  [>] write\n  [ ] test\\x1b[2J\n"
+
+
+def test_a_confirmed_model_change_is_noted() -> None:
+    shown = render(frame("session.model.changed", model="fake/second", thinking_level="high"))
+    assert shown == "(model: fake/second, thinking high)\n"
