@@ -4,21 +4,42 @@
   :func:`deny_all`, :func:`never_answer`.
 - :func:`answer_interactions`: read a session's frames and answer its questions by
   a policy; :func:`answer` answers one.
+- Host tools: declare them in :class:`HostTools` (``@tools.tool(...)``; a handler
+  gets a :class:`ToolCall`, returns a result or raises :class:`ToolError`), and
+  :func:`serve_host` / :class:`Host` publish them on a session and answer its
+  ``tool.invoke.request`` frames, together with its questions, in one reading loop.
+- :class:`Delegation`: a ready host tool (``Task``) that runs a sub-agent through
+  any installed adapter, relays its output with ``metadata.delegation_chain`` and
+  forwards its permission requests to the Master's policy as a
+  :class:`DelegatedRequest`.
 - :func:`serve_stream`: serve a session over any anyio byte stream pair (stdio,
   a TCP socket, …), control lines in and frame lines out.
 """
 
 from rawp_adapters.host._answers import answer, answer_interactions
+from rawp_adapters.host._delegation import Delegation
+from rawp_adapters.host._host import CatalogRefused, DelegatedRequest, Host, serve_host
 from rawp_adapters.host._policies import Policy, Reply, allow_all, deny_all, never_answer
 from rawp_adapters.host._stream import serve_stream
+from rawp_adapters.host._tools import HostTools, Tool, ToolCall, ToolError, ToolOutput
 
 __all__ = [
+    "CatalogRefused",
+    "DelegatedRequest",
+    "Delegation",
+    "Host",
+    "HostTools",
     "Policy",
     "Reply",
+    "Tool",
+    "ToolCall",
+    "ToolError",
+    "ToolOutput",
     "allow_all",
     "answer",
     "answer_interactions",
     "deny_all",
     "never_answer",
+    "serve_host",
     "serve_stream",
 ]
