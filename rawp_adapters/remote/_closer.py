@@ -145,15 +145,17 @@ async def close_orphan(
     kv: KeyValue,
     names: Names,
     session_id: str,
+    expired: int,
     *,
     closer: str,
     code: str,
     message: str,
 ) -> bool:
-    """Claim the session's expired lease (only one party can) and write its closing
-    frames unless it has them. Returns whether this call wrote them."""
+    """Claim the session's expired lease (only one party can: the claim names the
+    revision of the expiry marker) and write its closing frames unless it has them.
+    Returns whether this call wrote them."""
     try:
-        await kv.create(session_id, json.dumps({"closer": closer}).encode())
+        await kv.update(session_id, json.dumps({"closer": closer}).encode(), last=expired)
     except KeyWrongLastSequenceError:
         return False  # a live lease, or another party closing it
     try:

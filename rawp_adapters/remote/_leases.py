@@ -70,11 +70,12 @@ class LeaseWatch:
         session_id = msg.subject.removeprefix(self._prefix)
         if not self._accept(session_id):
             return
-        task = asyncio.get_running_loop().create_task(self._close(session_id))
+        expired = msg.metadata.sequence.stream
+        task = asyncio.get_running_loop().create_task(self._close(session_id, expired))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _close(self, session_id: str) -> None:
+    async def _close(self, session_id: str, expired: int) -> None:
         log = _log.bind(session_id=session_id, closer=self._closer)
         try:
             wrote = await close_orphan(
@@ -82,6 +83,7 @@ class LeaseWatch:
                 self._kv,
                 self._names,
                 session_id,
+                expired,
                 closer=self._closer,
                 code=WORKER_LOST,
                 message="the worker running this session stopped renewing its lease",

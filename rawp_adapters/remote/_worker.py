@@ -132,7 +132,12 @@ class Worker:
             if lease is None:
                 self._log.warning("session already taken; request dropped", session_id=sid)
                 return
-            if await self._run_session(link, request, lease):
+            try:
+                published = await self._run_session(link, request, lease)
+            except Exception:
+                self._log.exception("session failed", session_id=sid)
+                published = False
+            if published:
                 await link.call(_ops.release, link.js, self.kv, self.names, sid, lease.revision)
             else:  # its lease expires and whoever sees that writes the closing frames
                 self._log.error("session ended without its frames out", session_id=sid)
@@ -181,7 +186,10 @@ class Worker:
         if root is None:
             if request.workspace is None:
                 raise ValueError("this worker has no --workspace-root: name a workspace")
-            return Path(request.workspace)
+            path = Path(request.workspace)
+            if not path.is_absolute() or not await anyio.Path(path).is_dir():
+                raise ValueError(f"workspace must be an existing absolute directory: {path}")
+            return path
         path = (root / (request.workspace or request.session_id)).resolve()
         if not path.is_relative_to(root.resolve()):
             raise ValueError(f"workspace {request.workspace!r} is outside the worker's root")
