@@ -51,6 +51,19 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
+SECOND_OMP_MODEL = "second-model"
+"""A second model of omp's scripted provider, to switch to."""
+
+
+def _add_model(models_yml: Path, model_id: str) -> None:
+    """One more model in omp's ``models.yml`` (JSON, which is YAML), like the first."""
+    config = json.loads(models_yml.read_text(encoding="utf-8"))
+    for provider in config["providers"].values():
+        first = provider["models"][0]
+        provider["models"].append({**first, "id": model_id, "name": model_id})
+    models_yml.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
 _QUIET_SETTINGS = {
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},
@@ -69,7 +82,14 @@ def acp_settings(
     node = "node"
     root = ACP_PEERS_DIR / name
     if name == "omp":
-        peer = make_peer("omp", llm_base_url=f"{llm_url}/v1", home=home, cwd=workspace)
+        peer = make_peer(
+            "omp",
+            llm_base_url=f"{llm_url}/v1",
+            home=home,
+            cwd=workspace,
+            reasoning=True,  # thinking levels beyond "off"
+        )
+        _add_model(peer.config_dir / "models.yml", SECOND_OMP_MODEL)
         argv = [a if a != "rpc" else "acp" for a in peer.argv]
         argv += ["--approval-mode", "always-ask"]
         env = peer.env

@@ -28,6 +28,9 @@ read from the last ``input_text`` part of the last ``role: "user"`` message of `
 (codex puts its environment context in earlier user messages). When ``input`` ends with
 ``function_call_output`` items, the reply quotes them (``Tool said: `` + output).
 
+Its own keyword: :data:`WRITE_PLAN` calls codex's ``update_plan`` tool (when offered) with
+:data:`PLAN_STEPS`, the first ``in_progress``, the others ``pending``.
+
 The shell tool is picked from the request's tool list: codex's ``exec_command {cmd}``, else a
 ``shell {command: ["bash", "-lc", cmd]}``.
 """
@@ -54,7 +57,17 @@ from tests.support.llm_openai import (
     plan_reply_from,
 )
 
-__all__ = ["ScriptedResponses", "last_user_text", "plan_responses_reply", "shell_tool_call"]
+__all__ = [
+    "PLAN_STEPS",
+    "WRITE_PLAN",
+    "ScriptedResponses",
+    "last_user_text",
+    "plan_responses_reply",
+    "shell_tool_call",
+]
+
+WRITE_PLAN = "WRITE_PLAN"
+PLAN_STEPS = ("Read the code", "Write the fix")
 
 
 def _items(body: Any) -> list[dict[str, Any]]:
@@ -120,8 +133,16 @@ def shell_tool_call(body: Any, command: str) -> ToolCall:
 
 def plan_responses_reply(body: Any) -> Reply:
     """The scripted reply for one Responses request (see the module docstring)."""
+    outputs = _trailing_outputs(body)
+    if not outputs and WRITE_PLAN in last_user_text(body) and "update_plan" in _tool_names(body):
+        steps = [
+            {"step": step, "status": "in_progress" if i == 0 else "pending"}
+            for i, step in enumerate(PLAN_STEPS)
+        ]
+        call = ToolCall("update_plan", {"explanation": "The plan.", "plan": steps})
+        return Reply(tool_calls=(call,), finish_reason="tool_calls")
     return plan_reply_from(
-        _trailing_outputs(body),
+        outputs,
         last_user_text(body),
         lambda command: shell_tool_call(body, command),
     )

@@ -19,6 +19,7 @@ from rawp_adapter_acp._agent import (
     UsageReport,
 )
 from rawp_adapter_acp._bridge import Bridge
+from rawp_adapter_acp._models import ModelControl
 from rawp_adapter_acp._settings import AcpSettings
 from rawp_adapter_acp._translate import Translator, tool_input, tool_name
 from rawp_adapters import (
@@ -28,6 +29,8 @@ from rawp_adapters import (
     AgentFailure,
     CloseResult,
     InteractionOutcome,
+    ModelState,
+    OperationRejected,
     Question,
     SessionContext,
     StartFailed,
@@ -40,6 +43,8 @@ from rawp_adapters.frames import (
     AgentInfo,
     Features,
     Mode,
+    ModelInfo,
+    ModelSet,
     StopReason,
     TokenUsage,
 )
@@ -142,6 +147,7 @@ class AcpAdapter(Adapter[AcpSettings]):
         self._closed: CloseResult | None = None
         self._exit: ExitStatus | None = None
         self._session_cost: float | None = None
+        self._models = ModelControl()
 
     # ------------------------------------------------------------ what it is
 
@@ -165,6 +171,10 @@ class AcpAdapter(Adapter[AcpSettings]):
             permission_requests=True,
             abort=True,
             images=False,
+            model_change=self._models.can_change_model,
+            model_list=self._models.can_change_model,
+            thinking_change=self._models.thinking_option is not None,
+            plans=True,
             process_containment=process.containment if process is not None else None,
         )
 
@@ -175,6 +185,8 @@ class AcpAdapter(Adapter[AcpSettings]):
         return AgentInfo(
             name=name or Path(self.settings.command[0]).name,
             version=info.version if info is not None else None,
+            model=self._models.current_model,
+            thinking_level=self._models.thinking_level,
         )
 
     @property
@@ -215,6 +227,7 @@ class AcpAdapter(Adapter[AcpSettings]):
             raise StartFailed.of(
                 f"cannot {what} {settings.command[0]!r}: {_describe(exc)}", stderr_tail=tail
             ) from exc
+        self._models = ModelControl(self._started.config_options, self._started.models)
         log.info("acp session ready", acp_session_id=self._started.session_id)
 
     # ------------------------------------------------------------ the agent's messages
@@ -239,6 +252,8 @@ class AcpAdapter(Adapter[AcpSettings]):
                 modes = self._started.modes
                 if modes is not None:
                     modes.current_mode_id = update.current_mode_id
+            elif isinstance(update, schema.ConfigOptionUpdate):
+                self._models.options = list(update.config_options)
             if turn is None:
                 ctx.log.debug("ACP update outside a turn", kind=type(update).__name__)
                 return
@@ -389,6 +404,52 @@ class AcpAdapter(Adapter[AcpSettings]):
             raise UnsupportedOperation(
                 f"the agent refused mode {target!r}: {_describe(exc)}"
             ) from exc
+
+    # ------------------------------------------------------------ model and thinking
+
+    async def list_models(self) -> list[ModelInfo]:
+        return self._models.models()
+
+    async def set_model(self, change: ModelSet) -> ModelState:
+        models = self._models
+        if change.model is not None and change.model not in {m.id for m in models.models()}:
+            known = ", ".join(m.id for m in models.models())
+            raise OperationRejected(f"this agent has no model {change.model!r} (it has {known})")
+        levels = models.thinking_levels()
+        if change.thinking_level is not None and change.thinking_level not in levels:
+            raise OperationRejected(
+                f"this agent has no thinking level {change.thinking_level!r} "
+                f"(it has {', '.join(levels)})"
+            )
+        assert self._bridge is not None
+        assert self._agent is not None
+        agent, timeout = self._agent, self.settings.request_timeout
+        try:
+            if change.model is not None:
+                option = models.model_option
+                if option is not None:
+                    models.options = await self._bridge.call(
+                        agent.set_config_option, option.id, change.model, timeout
+                    )
+                else:
+                    await self._bridge.call(agent.set_model, change.model, timeout)
+                    models.model_set(change.model)
+            thinking = models.thinking_option
+            if change.thinking_level is not None and thinking is not None:
+                models.options = await self._bridge.call(
+                    agent.set_config_option, thinking.id, change.thinking_level, timeout
+                )
+        except RequestError as exc:
+            raise OperationRejected(f"the agent refused: {_describe(exc)}") from exc
+        now = ModelState(model=models.current_model, thinking_level=models.thinking_level)
+        if (change.model or now.model) != now.model or (
+            change.thinking_level or now.thinking_level
+        ) != now.thinking_level:
+            # omp clamps a thinking level to what the model supports ("off" without reasoning)
+            raise OperationRejected(
+                f"the agent kept model {now.model!r}, thinking level {now.thinking_level!r}"
+            )
+        return now
 
     # ------------------------------------------------------------ the end
 

@@ -22,6 +22,7 @@ from acp.interfaces import Client
 from structlog.stdlib import BoundLogger
 
 from rawp_adapter_acp._bridge import Bridge
+from rawp_adapter_acp._models import AdvertisedModels, ConfigOption, advertised_models
 from rawp_adapters import LineFramer, OversizedLine
 from rawp_adapters.processes import AgentProcess, ExitStatus, Marker, exit_status
 
@@ -69,6 +70,8 @@ class Started:
     session_id: str
     init: schema.InitializeResponse
     modes: schema.SessionModeState | None
+    config_options: list[ConfigOption]
+    models: AdvertisedModels | None
 
 
 def _lenient_usage(message: dict[str, Any]) -> UsageReport | None:
@@ -92,8 +95,9 @@ def _lenient_usage(message: dict[str, Any]) -> UsageReport | None:
 
 class _StdioTransport:
     """The SDK's message-level transport over the agent's pipes: newline-delimited JSON
-    with our own line bound (qwen sends a 569 KB line) and ``usage_update`` read
-    leniently before the SDK sees it."""
+    with our own line bound (qwen sends a 569 KB line), ``usage_update`` read leniently
+    before the SDK sees it, and the unstable ``models`` of ``session/new|load`` kept
+    (:attr:`session_models`; the SDK's result model drops it)."""
 
     def __init__(
         self, process: AgentProcess, bridge: Bridge, max_line_bytes: int, log: BoundLogger
@@ -103,8 +107,12 @@ class _StdioTransport:
         self._framer = LineFramer(max_line_bytes)
         self._lines: deque[bytes | OversizedLine] = deque()
         self._log = log
+        self._session_requests: set[object] = set()
+        self.session_models: AdvertisedModels | None = None
 
     async def send(self, message: dict[str, Any]) -> None:
+        if message.get("method") in ("session/new", "session/load"):
+            self._session_requests.add(message.get("id"))
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
         await self._process.write(data + b"\n")
 
@@ -130,6 +138,11 @@ class _StdioTransport:
             if (usage := _lenient_usage(message)) is not None:
                 self._bridge.post(usage)
                 continue
+            if "method" not in message and message.get("id") in self._session_requests:
+                self._session_requests.discard(message.get("id"))
+                result = message.get("result")
+                if isinstance(result, dict):
+                    self.session_models = advertised_models(result.get("models"))
             return message
 
     async def close(self) -> None:
@@ -231,11 +244,13 @@ class AcpAgent:
                 loaded = await conn.load_session(cwd=str(cwd), session_id=resume, mcp_servers=[])
                 self.session_id = resume
                 modes = loaded.modes if loaded is not None else None
+                options = (loaded.config_options if loaded is not None else None) or []
             else:
                 new = await conn.new_session(cwd=str(cwd), mcp_servers=[])
                 self.session_id = new.session_id
                 modes = new.modes
-        return Started(self.session_id, init, modes)
+                options = new.config_options or []
+        return Started(self.session_id, init, modes, list(options), transport.session_models)
 
     async def _watch_exit(self) -> None:
         assert self.process is not None
@@ -263,6 +278,25 @@ class AcpAgent:
         with anyio.fail_after(timeout):
             conn, session_id = self._connection()
             await conn.set_session_mode(session_id=session_id, mode_id=mode_id)
+
+    async def set_config_option(
+        self, config_id: str, value: str, timeout: float
+    ) -> list[ConfigOption]:
+        """``session/set_config_option``; the agent's whole set of options after it."""
+        with anyio.fail_after(timeout):
+            conn, session_id = self._connection()
+            response = await conn.set_config_option(
+                config_id=config_id, session_id=session_id, value=value
+            )
+        return list(response.config_options)
+
+    async def set_model(self, model_id: str, timeout: float) -> None:
+        """``session/set_model`` (unstable, absent from the SDK 0.12.1: sent as is)."""
+        with anyio.fail_after(timeout):
+            conn, session_id = self._connection()
+            await conn._conn.send_request(
+                "session/set_model", {"sessionId": session_id, "modelId": model_id}
+            )
 
     async def stop(self, stdin_grace: float, sigterm_grace: float) -> ExitStatus | None:
         status = None

@@ -7,11 +7,13 @@
   (new tool output text) and, at ``completed`` / ``failed``, ``tool.invoke.result``. An
   update or permission request for a call never announced (gemini sends no
   ``tool_call``; omp and codex ask before they announce) announces it first.
+- ``plan`` → ``agent.plan.updated`` with every entry (content, status; ACP's ``priority``
+  has no DPS field).
 - ``usage_update`` → remembered (``cost`` is the session's running total; a turn's cost is
-  the difference); ``current_mode_update`` → the current mode.
-- ``plan``, ``available_commands_update``, ``config_option_update``,
-  ``session_info_update`` and ``user_message_chunk`` (``session/load`` replays) have no
-  DPS frame: they are logged and dropped.
+  the difference); ``current_mode_update`` → the current mode; ``config_option_update`` →
+  the current model and thinking level (the adapter's).
+- ``available_commands_update``, ``session_info_update`` and ``user_message_chunk``
+  (``session/load`` replays) have no DPS frame: they are logged and dropped.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from acp import schema
 
 from rawp_adapters.frames import (
     ClientPayload,
+    PlanEntry,
+    PlanUpdated,
     TextDelta,
     TextDone,
     ThinkingDelta,
@@ -157,6 +161,9 @@ class Translator:
             return []
         if isinstance(update, schema.ToolCallStart | schema.ToolCallProgress):
             return self._tool_update(update)
+        if isinstance(update, schema.AgentPlanUpdate):
+            entries = [PlanEntry(content=e.content, status=e.status) for e in update.entries]
+            return [PlanUpdated(entries=entries, turn_id=self.turn_id)]
         return []
 
     def _tool_update(
