@@ -173,29 +173,44 @@ class Delegation:
                 self.on_frame(frame if frame.metadata else _stamped(frame, metadata))
             send.send_nowait(frame)
 
-        workspace = call.session.workspace
-        async with (
-            send,
-            receive,
-            open_session(adapter, workspace=workspace, options=self.options) as child,
-            anyio.create_task_group() as tg,
-        ):
-            tools = self._child_tools(call.host.tools, child, allowed, len(chain))
-            host = Host(
-                child,
-                tools,
-                call.host.policy,
-                on_frame=seen,
-                delegation_chain=chain,
-                allowed_tools=allowed,
-            )
-            relay = _Relay(call, child, receive, metadata, stream=self.relay == "stream")
-            try:
-                await tg.start(host.run)
-                output = await relay.run(task)
-            except (ToolError, CatalogRefused) as exc:
-                output = ToolOutput(str(exc), "agent_result", is_error=True, metadata=metadata)
-            await child.close()
+        output: ToolOutput | None = None
+        work = anyio.CancelScope()
+        async with anyio.create_task_group() as watching:
+            watching.start_soon(_cancel_when_cancelled, work)
+            # The sub-agent's session runs shielded, so that when the parent's call is
+            # cancelled its close still sees the agent stop (and its frames to the end);
+            # the work on it is cancelled with the call.
+            with anyio.CancelScope(shield=True):
+                async with (
+                    send,
+                    receive,
+                    open_session(
+                        adapter, workspace=call.session.workspace, options=self.options
+                    ) as child,
+                    anyio.create_task_group() as tg,
+                ):
+                    tools = self._child_tools(call.host.tools, child, allowed, len(chain))
+                    host = Host(
+                        child,
+                        tools,
+                        call.host.policy,
+                        on_frame=seen,
+                        delegation_chain=chain,
+                        allowed_tools=allowed,
+                    )
+                    relay = _Relay(call, child, receive, metadata, stream=self.relay == "stream")
+                    with work:
+                        try:
+                            await tg.start(host.run)
+                            output = await relay.run(task)
+                        except (ToolError, CatalogRefused) as exc:
+                            output = ToolOutput(
+                                str(exc), "agent_result", is_error=True, metadata=metadata
+                            )
+                    await child.close()
+            watching.cancel_scope.cancel()
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        assert output is not None, "the work ends with an output unless the call is cancelled"
         return output
 
     def _adapter(self, allowed: frozenset[str] | None) -> Adapter:
@@ -281,6 +296,13 @@ class _Relay:
             if isinstance(frame, SessionClosedFrame):
                 break
         raise ToolError("the sub-agent's session ended before it changed its model")
+
+
+async def _cancel_when_cancelled(scope: anyio.CancelScope) -> None:
+    try:
+        await anyio.sleep_forever()
+    finally:
+        scope.cancel()
 
 
 def _stamped(frame: ClientFrame, metadata: FrameMetadata) -> ClientFrame:

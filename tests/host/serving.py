@@ -42,10 +42,12 @@ async def serve_prompt(
     *,
     prompt: str = "go",
     options: SessionOptions | None = None,
-    abort_when: type[ClientFrame] | None = None,
+    abort_when: type[Envelope] | None = None,
+    end_when: type[Envelope] | None = None,
 ) -> Served:
     """Serve a session of ``adapter`` with ``tools`` and ``policy`` through one prompt
-    (aborted at the first ``abort_when`` frame, if given); the stream must be valid."""
+    (aborted at the first ``abort_when`` frame, or the session ended at the first
+    ``end_when`` frame, if given); the stream must be valid."""
     served = Served()
     with anyio.fail_after(WAIT):
         async with (
@@ -54,11 +56,15 @@ async def serve_prompt(
         ):
 
             def on_frame(frame: ClientFrame) -> None:
+                nonlocal abort_when
                 served.frames.append(frame)
                 if isinstance(frame, TurnEndFrame):
                     tg.start_soon(session.close)
                 elif abort_when is not None and isinstance(frame, abort_when):
                     tg.start_soon(session.send, session.control.abort())
+                    abort_when = None
+                elif end_when is not None and isinstance(frame, end_when):
+                    tg.start_soon(session.close)
 
             served.published = await tg.start(
                 partial(serve_host, session, tools, policy, on_frame=on_frame)
