@@ -158,3 +158,30 @@ def fake_agent(**settings: object) -> AgentMetadata:
     return AgentMetadata(
         adapter_type="process", settings={"command": command, "agent_name": "fake", **settings}
     )
+
+
+@contextmanager
+def worker_process(url: str, prefix: str, *args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """:func:`running_worker` for fixtures that outlive one event loop (a module's)."""
+    argv = [*WORKER, "--nats", url, "--prefix", prefix, "--log-level", "info", *args]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    ready = threading.Event()
+
+    def read(stream: IO[bytes]) -> None:
+        for line in stream:
+            if b"event='ready'" in line:
+                ready.set()
+
+    threading.Thread(target=read, args=(process.stderr,), daemon=True).start()
+    try:
+        if not ready.wait(START_BOUND):
+            raise TimeoutError("the worker did not become ready")
+        yield process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
