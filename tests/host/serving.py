@@ -44,12 +44,15 @@ async def serve_prompt(
     options: SessionOptions | None = None,
     abort_when: type[Envelope] | None = None,
     end_when: type[Envelope] | None = None,
+    abort_on: anyio.Event | None = None,
+    timeout: float = WAIT,
 ) -> Served:
     """Serve a session of ``adapter`` with ``tools`` and ``policy`` through one prompt
     (aborted at the first ``abort_when`` frame, or the session ended at the first
-    ``end_when`` frame, if given); the stream must be valid."""
+    ``end_when`` frame, or aborted once ``abort_on`` is set, if given); the stream must
+    be valid."""
     served = Served()
-    with anyio.fail_after(WAIT):
+    with anyio.fail_after(timeout):
         async with (
             open_session(adapter, workspace=workspace, options=options) as session,
             anyio.create_task_group() as tg,
@@ -70,5 +73,8 @@ async def serve_prompt(
                 partial(serve_host, session, tools, policy, on_frame=on_frame)
             )
             await session.send(session.control.prompt(prompt))
+            if abort_on is not None:
+                await abort_on.wait()
+                await session.send(session.control.abort())
     assert_valid_stream(served.frames)
     return served
