@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +15,7 @@ import psutil
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from rawp_adapter_sdk import SdkAdapter
-from rawp_adapter_sdk.cores.claude import ClaudeCore
 
-from rawp_adapters import SessionOptions
 from rawp_adapters.frames import (
     AgentErrorFrame,
     InteractionRequestFrame,
@@ -30,9 +26,10 @@ from rawp_adapters.frames import (
     ToolInvokeRequestFrame,
     ToolInvokeResultFrame,
 )
-from rawp_adapters.testing import Policy, SessionDriver, allow_all, deny_all, drive, never_answer
+from rawp_adapters.testing import deny_all, drive, never_answer
+from tests.sdk.claude_sessions import ClaudeRun, claude_session, claude_settings
 from tests.sdk.waits import idle_after
-from tests.support.claude import bundled_claude_cli, claude_env, claude_sdk_available
+from tests.support.claude import bundled_claude_cli, claude_sdk_available
 from tests.support.llm_anthropic import (
     COMPACT_SUMMARY,
     COMPACTION_REQUEST,
@@ -44,7 +41,7 @@ from tests.support.llm_anthropic import (
     tool_results,
 )
 from tests.support.llm_anthropic import Reply as ApiReply
-from tests.support.processes import alive, wait_gone
+from tests.support.processes import wait_gone
 
 pytestmark = [
     pytest.mark.anyio,
@@ -65,62 +62,6 @@ WRITE_OUT = "RUN_BASH echo hi > out.txt"
 def api() -> Iterator[ScriptedAnthropic]:
     with ScriptedAnthropic() as server:
         yield server
-
-
-@dataclass
-class ClaudeRun:
-    driver: SessionDriver
-    core: ClaudeCore
-    workspace: Path
-    home: Path
-
-
-def claude_settings(api: ScriptedAnthropic, tmp_path: Path, timeout_ms: int) -> dict[str, Any]:
-    """The CLI's environment minus the dirs the core isolates itself; HOME is a fresh
-    directory so that anything the CLI writes outside the session's state shows."""
-    env = claude_env(api.base_url, tmp_path / "unused")
-    for isolated in ("CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR"):
-        del env[isolated]
-    env["HOME"] = str(tmp_path / "home")
-    (tmp_path / "home").mkdir(exist_ok=True)
-    (tmp_path / "state").mkdir(exist_ok=True)
-    return {
-        "core": "claude",
-        "core_options": {"env": env, "state_dir": str(tmp_path / "state")},
-        "permission_timeout_ms": timeout_ms,
-    }
-
-
-@asynccontextmanager
-async def claude_session(
-    api: ScriptedAnthropic,
-    tmp_path: Path,
-    *,
-    policy: Policy = allow_all,
-    timeout_ms: int = 30_000,
-    abort_grace: float = 5.0,
-    cli_path: Path | None = None,
-    adapter_class: type[SdkAdapter] = SdkAdapter,
-) -> AsyncIterator[ClaudeRun]:
-    """A checked session on the Claude core; on exit, asserts that nothing it started
-    is left (CLI, its children, the watchdog, the state directory)."""
-    settings = claude_settings(api, tmp_path, timeout_ms)
-    if cli_path is not None:
-        settings["core_options"]["cli_path"] = str(cli_path)
-    adapter = adapter_class.from_settings(settings)
-    core = adapter.core
-    assert isinstance(core, ClaudeCore)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    options = SessionOptions(abort_grace=abort_grace)
-    async with drive(adapter, workspace=workspace, policy=policy, timeout=30, options=options) as d:
-        assert core.cli_pid is not None
-        assert core.guard_pid is not None
-        started = [core.cli_pid, core.guard_pid]
-        yield ClaudeRun(d, core, workspace, tmp_path / "home")
-    assert [pid for pid in started if alive(pid)] == []
-    assert core.cli_pid is None
-    assert list((tmp_path / "state").iterdir()) == []
 
 
 def files(directory: Path) -> list[str]:
@@ -393,12 +334,21 @@ async def test_a_turn_ended_for_the_core_after_the_abort_grace_does_not_spill_in
     assert last_user_text(api.requests[-1]).endswith("hello again")
 
 
+def command_line(process: psutil.Process) -> str:
+    """Its command line; empty for one that has just ended (the CLI's short-lived
+    helpers come and go while the tree is read)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 async def wait_for_tool_process(cli_pid: int, timeout: float) -> list[psutil.Process]:
     """The CLI's process tree once the tool command (the host's Python) runs in it."""
     with anyio.fail_after(timeout):
         while True:
             tree = [psutil.Process(cli_pid), *psutil.Process(cli_pid).children(recursive=True)]
-            if any("time.sleep(600)" in " ".join(p.cmdline()) for p in tree[1:]):
+            if any("time.sleep(600)" in command_line(p) for p in tree[1:]):
                 return tree
             await anyio.sleep(0.05)
 

@@ -44,6 +44,13 @@ including the ``role: "system"`` entries the Claude Code CLI sends, are skipped)
       text preamble, then a ``Write`` tool_use with ``file_path`` = the cwd found in
       ``Primary working directory: <cwd>`` (any system text of the request) joined with
       ``name`` and ``content`` = rest of the line (taken literally); ``stop_reason`` ``tool_use``.
+  ``CALL_TOOL <name> <json object>`` (one per line, several lines for several calls)
+      text preamble, then a ``<name>`` tool_use per line with that input (a line whose JSON
+      does not parse gets ``{"unparsed": <the text>}``); ``stop_reason`` ``tool_use``. For
+      the Claude Code CLI's own tools (``TaskCreate``, ``TodoWrite``) and MCP tools
+      (``mcp__<server>__<tool>``).
+  ``WHICH_MODEL``
+      :data:`MODEL_SAYS` with the request's ``model`` filled in, so a model switch shows.
   ``PARALLEL_TOOLS``
       text preamble, then two ``Bash`` tool_use blocks in one message (:data:`PARALLEL_COMMANDS`:
       ``echo one > one.txt`` and ``echo two > two.txt``); ``stop_reason`` ``tool_use``.
@@ -116,12 +123,14 @@ __all__ = [
     "API_ERROR",
     "API_ERROR_MESSAGE",
     "BASH_DESCRIPTION",
+    "CALL_TOOL",
     "COMPACTION_REQUEST",
     "COMPACT_SUMMARY",
     "DEFAULT_TEXT",
     "INPUT_TOKENS",
     "MAX_TOKENS",
     "MAX_TOKENS_TEXT",
+    "MODEL_SAYS",
     "PARALLEL_COMMANDS",
     "PARALLEL_TOOLS",
     "RUN_BASH",
@@ -133,6 +142,7 @@ __all__ = [
     "THINK_FIRST",
     "TOOL_PREAMBLE",
     "TOOL_SAID",
+    "WHICH_MODEL",
     "WRITE_FILE",
     "Block",
     "RecordedRequest",
@@ -147,6 +157,8 @@ __all__ = [
 
 # --- keywords (the shared ones come from _scripted_http) ------------------------------------
 API_ERROR = "API_ERROR"
+CALL_TOOL = "CALL_TOOL"
+WHICH_MODEL = "WHICH_MODEL"
 COMPACTION_REQUEST = "Your task is to create a detailed summary of the conversation so far"
 
 # --- canned content --------------------------------------------------------------------------
@@ -154,6 +166,7 @@ THINKING_SIGNATURE = "c2NyaXB0ZWQtc2lnbmF0dXJl"
 BASH_DESCRIPTION = "Run a scripted command"
 API_ERROR_MESSAGE = "Scripted internal error"
 COMPACT_SUMMARY = "The user and the scripted model talked; nothing is left to do."
+MODEL_SAYS = "Model {model} answers."
 SLOW_STREAM_DELTAS = 100
 INPUT_TOKENS = 10
 DEFAULT_MODEL = "claude-opus-5-5"
@@ -161,6 +174,7 @@ DEFAULT_MODEL = "claude-opus-5-5"
 _REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _CWD_RE = re.compile(r"Primary working directory:[ \t]*(\S[^\n]*)")
 _API_ERROR_RE = re.compile(re.escape(API_ERROR) + r"(?:[ \t]+(\d{3}))?")
+_CALL_TOOL_RE = re.compile(re.escape(CALL_TOOL) + r"[ \t]+(\S+)[ \t]*([^\n]*)")
 
 
 # --- reply model -----------------------------------------------------------------------------
@@ -271,6 +285,14 @@ def _tool_result_text(result: dict[str, Any]) -> str:
     return f"{TOOL_SAID}{text[:TOOL_RESULT_QUOTE_CHARS]} [is_error={is_error}]"
 
 
+def _json_input(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {"unparsed": text}
+    return value if isinstance(value, dict) else {"unparsed": text}
+
+
 def plan_reply(body: Any) -> Reply:
     """The scripted reply for one Messages API request body (see the module docstring)."""
     blocks = _last_user_message(body)
@@ -320,6 +342,16 @@ def plan_reply(body: Any) -> Reply:
             ),
             stop_reason="tool_use",
         )
+    elif calls := _CALL_TOOL_RE.findall(prompt):
+        reply = Reply(
+            blocks=(
+                _text(TOOL_PREAMBLE, 2),
+                *(_tool(name, _json_input(text)) for name, text in calls),
+            ),
+            stop_reason="tool_use",
+        )
+    elif WHICH_MODEL in prompt:
+        reply = Reply(blocks=(_text(MODEL_SAYS.format(model=body.get("model")), 3),))
     elif PARALLEL_TOOLS in prompt:
         reply = Reply(
             blocks=(

@@ -3,7 +3,7 @@
 An agent library implements :class:`AgentCore` (stream the core events of
 :mod:`rawp_adapter_sdk.events`, ask a :data:`PermissionCallback` before a tool runs,
 accept :meth:`AgentCore.cancel`), and :class:`CompactingCore` / :class:`ModeSwitchingCore`
-if it can compact or plan, and registers a factory in the ``rawp_adapters.sdk_cores``
+/ :class:`HostToolCore` / :class:`SteeringCore` / :class:`ModelCore` for what else it can do, and registers a factory in the ``rawp_adapters.sdk_cores``
 entry-point group. The ``sdk`` adapter runs it in the client's process::
 
     from rawp_adapters import AgentMetadata, create_adapter
@@ -32,11 +32,15 @@ from rawp_adapter_sdk._core import (
     CoreFeatures,
     Deny,
     DenyReason,
+    HostToolCaller,
+    HostToolCore,
     InstalledCore,
+    ModelCore,
     ModeSwitchingCore,
     PermissionCallback,
     PermissionDecision,
     PermissionRequest,
+    SteeringCore,
     create_core,
     installed_cores,
     load_core_factory,
@@ -58,14 +62,18 @@ __all__ = [
     "Deny",
     "DenyReason",
     "FunctionCore",
+    "HostToolCaller",
+    "HostToolCore",
     "InstalledCore",
     "ModeSwitchingCore",
+    "ModelCore",
     "PermissionBridge",
     "PermissionCallback",
     "PermissionDecision",
     "PermissionRequest",
     "SdkAdapter",
     "SdkSettings",
+    "SteeringCore",
     "create_core",
     "deny_message",
     "installed_cores",

@@ -8,7 +8,8 @@ callback.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import dataclasses
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar, Self
 
 import anyio
@@ -20,7 +21,10 @@ from rawp_adapter_sdk._core import (
     CompactingCore,
     CoreEnvironment,
     CoreError,
+    HostToolCore,
+    ModelCore,
     ModeSwitchingCore,
+    SteeringCore,
     create_core,
     require_installed_core,
 )
@@ -33,12 +37,26 @@ from rawp_adapters import (
     AgentFailure,
     AgentMetadata,
     CloseResult,
+    HostToolCall,
+    HostToolOutcome,
+    ModelState,
+    Progress,
     SessionContext,
     StartFailed,
     Turn,
     TurnResult,
+    UnsupportedOperation,
 )
-from rawp_adapters.frames import AgentInfo, Features, Mode, SessionCompacted
+from rawp_adapters.frames import (
+    AgentInfo,
+    Features,
+    HostTool,
+    Mode,
+    ModelInfo,
+    ModelSet,
+    PromptSteer,
+    SessionCompacted,
+)
 
 DEFAULT_CORE = "demo"
 
@@ -84,6 +102,7 @@ class SdkAdapter(Adapter[SdkSettings]):
         super().__init__(settings)
         self.core = core if core is not None else create_core(settings.core, settings.core_options)
         self._ctx: SessionContext | None = None
+        self._turn_id: str | None = None
 
     @classmethod
     def from_metadata(cls, metadata: AgentMetadata) -> Self:
@@ -101,6 +120,8 @@ class SdkAdapter(Adapter[SdkSettings]):
     @property
     def features(self) -> Features:
         core = self.core.features
+        steers = isinstance(self.core, SteeringCore)
+        models = isinstance(self.core, ModelCore)
         return Features(
             adapter_type=self.adapter_type,
             context_compaction=isinstance(self.core, CompactingCore),
@@ -109,11 +130,24 @@ class SdkAdapter(Adapter[SdkSettings]):
             tool_events=core.tool_events,
             permission_requests=core.permission_requests,
             abort=core.abort,
+            host_tools=core.host_tools and isinstance(self.core, HostToolCore),
+            steering=core.steering and steers,
+            follow_up=core.follow_up and steers,
+            model_change=core.model_change and models,
+            thinking_change=core.thinking_change and models,
+            model_list=core.model_list and models,
+            plans=core.plans,
         )
 
     @property
     def agent_info(self) -> AgentInfo:
-        return AgentInfo(name=self.core.name, version=self.core.version)
+        state = self.core.model_state if isinstance(self.core, ModelCore) else ModelState()
+        return AgentInfo(
+            name=self.core.name,
+            version=self.core.version,
+            model=state.model,
+            thinking_level=state.thinking_level,
+        )
 
     async def start(self, ctx: SessionContext) -> None:
         self._ctx = ctx
@@ -121,6 +155,7 @@ class SdkAdapter(Adapter[SdkSettings]):
             workspace=ctx.workspace,
             session_id=ctx.session_id,
             log=ctx.log.bind(core=self.core.name),
+            call_host_tool=self._call_host_tool,
         )
         try:
             await self.core.start(env)
@@ -134,10 +169,13 @@ class SdkAdapter(Adapter[SdkSettings]):
         bridge = PermissionBridge(
             ctx, turn_id=turn.turn_id, timeout_ms=self.settings.permission_timeout_ms
         )
+        self._turn_id = turn.turn_id
         try:
             await _stream(self.core.run(turn.text, bridge), translator, ctx)
         except CoreError as exc:
             raise self._failure(exc) from exc
+        finally:
+            self._turn_id = None
         # After an abort the session runtime reports an ``end_turn`` as ``cancelled``.
         return TurnResult(stop_reason=translator.stop_reason)
 
@@ -169,6 +207,53 @@ class SdkAdapter(Adapter[SdkSettings]):
             await core.switch_mode(mode)
         except CoreError as exc:
             raise self._failure(exc) from exc
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        core = self.core
+        if not (self.features.host_tools and isinstance(core, HostToolCore)):
+            await super().publish_tools(tools)  # raises UnsupportedOperation
+            return
+        try:
+            await core.publish_tools(tools)
+        except CoreError as exc:
+            raise self._failure(exc) from exc
+
+    async def steer(self, turn: Turn, message: PromptSteer) -> None:
+        core = self.core
+        if not isinstance(core, SteeringCore):
+            await super().steer(turn, message)  # raises UnsupportedOperation
+            return
+        if message.images:
+            raise UnsupportedOperation("this agent core takes no images in a running turn")
+        try:
+            await core.steer(message.text, message.delivery)
+        except CoreError as exc:
+            raise self._failure(exc) from exc
+
+    async def set_model(self, change: ModelSet) -> ModelState:
+        core = self.core
+        if not isinstance(core, ModelCore):
+            return await super().set_model(change)  # raises UnsupportedOperation
+        try:
+            return await core.set_model(change.model, change.thinking_level)
+        except CoreError as exc:
+            raise self._failure(exc) from exc
+
+    async def list_models(self) -> list[ModelInfo]:
+        core = self.core
+        if not (self.features.model_list and isinstance(core, ModelCore)):
+            return await super().list_models()  # raises UnsupportedOperation
+        try:
+            return await core.list_models()
+        except CoreError as exc:
+            raise self._failure(exc) from exc
+
+    async def _call_host_tool(
+        self, call: HostToolCall, on_progress: Progress | None
+    ) -> HostToolOutcome:
+        assert self._ctx is not None, "a host tool called before start()"
+        call = dataclasses.replace(call, turn_id=call.turn_id or self._turn_id)
+        return await self._ctx.call_host_tool(call, on_progress)
 
     async def close(self) -> CloseResult:
         await self.core.close()

@@ -9,7 +9,12 @@ sees DPS frames, ids or the session: the adapter turns its events into frames.
 
 A core that can compact its conversation on request implements
 :class:`CompactingCore` as well, one with a plan mode :class:`ModeSwitchingCore`; the
-adapter reports ``context_compaction`` and ``plan_mode`` from that.
+adapter reports ``context_compaction`` and ``plan_mode`` from that. The Master's own
+tools (:class:`HostToolCore`), messages into a running prompt (:class:`SteeringCore`)
+and live model changes (:class:`ModelCore`) are reported only when the core both
+implements the protocol and sets the matching :class:`CoreFeatures` flag. A core calls
+a published host tool with :attr:`CoreEnvironment.call_host_tool`, and streams its
+plan (todo list) as :class:`~rawp_adapter_sdk.events.PlanChanged` (``plans``).
 
 Cores are registered in the ``rawp_adapters.sdk_cores`` entry-point group
 (``name = "package.module:Factory"``) or named by import path
@@ -19,7 +24,7 @@ options as keyword arguments and returns an :class:`AgentCore`, usually the clas
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -28,8 +33,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from structlog.stdlib import BoundLogger
 
 from rawp_adapter_sdk.events import CoreEvent
-from rawp_adapters import InvalidSettingsError, RawpError
-from rawp_adapters.frames import AgentErrorCode, Mode
+from rawp_adapters import (
+    HostToolCall,
+    HostToolOutcome,
+    InvalidSettingsError,
+    ModelState,
+    Progress,
+    RawpError,
+)
+from rawp_adapters.frames import AgentErrorCode, Delivery, HostTool, Mode, ModelInfo
 from rawp_adapters.plugins import entry_points_by_name
 
 CORE_ENTRY_POINT_GROUP = "rawp_adapters.sdk_cores"
@@ -106,6 +118,36 @@ class CoreFeatures:
     tool_events: bool = False
     permission_requests: bool = False
     abort: bool = False
+    host_tools: bool = False
+    """Calls the Master's tools (a :class:`HostToolCore`)."""
+    steering: bool = False
+    """Takes ``steer`` messages into a running prompt (a :class:`SteeringCore`)."""
+    follow_up: bool = False
+    """Takes ``follow_up`` messages for when a prompt would stop (a :class:`SteeringCore`)."""
+    model_change: bool = False
+    """Changes its model between prompts (a :class:`ModelCore`)."""
+    thinking_change: bool = False
+    """Changes its thinking level between prompts (a :class:`ModelCore`)."""
+    model_list: bool = False
+    """Lists its models (a :class:`ModelCore`)."""
+    plans: bool = False
+    """Streams its plan as :class:`~rawp_adapter_sdk.events.PlanChanged`."""
+
+
+HostToolCaller = Callable[[HostToolCall, Progress | None], Awaitable[HostToolOutcome]]
+"""Has the Master run one of its published tools (``call.turn_id`` is filled in by the
+adapter). Use the core's own id for the call as ``invocation_id``, and
+``permission=True`` to ask the Master's permission first. Never raises for the
+Master's silence, an abort or the session's end: those come back as error outcomes."""
+
+
+async def _no_host(call: HostToolCall, on_progress: Progress | None) -> HostToolOutcome:
+    del on_progress
+    return HostToolOutcome(
+        output=f"{call.tool_name!r} is not a published host tool",
+        is_error=True,
+        resolution="unknown_tool",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +158,8 @@ class CoreEnvironment:
     """Absolute; the agent's working directory."""
     session_id: str
     log: BoundLogger = field(repr=False)
+    call_host_tool: HostToolCaller = field(default=_no_host, repr=False)
+    """Calls a tool the Master published (see :class:`HostToolCore`)."""
 
 
 @runtime_checkable
@@ -175,6 +219,42 @@ class ModeSwitchingCore(AgentCore, Protocol):
     async def switch_mode(self, mode: Mode) -> None:
         """``plan``: the agent works out a plan and changes nothing; ``default``: back to
         normal work. May come while a prompt runs; raise :class:`CoreError` if it failed."""
+
+
+@runtime_checkable
+class HostToolCore(AgentCore, Protocol):
+    """A core whose agent can call the Master's tools (``host_tools``)."""
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        """Make the agent see exactly ``tools`` (replacing earlier ones); it calls them
+        through :attr:`CoreEnvironment.call_host_tool`."""
+
+
+@runtime_checkable
+class SteeringCore(AgentCore, Protocol):
+    """A core that takes messages while a prompt runs (``steering`` / ``follow_up``)."""
+
+    async def steer(self, text: str, delivery: Delivery) -> None:
+        """Pass ``text`` into the running prompt (``steer``) or keep it for when the
+        prompt would stop and go on with it (``follow_up``). Only called while
+        :meth:`AgentCore.run` runs, and only for deliveries the features name."""
+
+
+@runtime_checkable
+class ModelCore(AgentCore, Protocol):
+    """A core whose model can change between prompts (``model_change``)."""
+
+    @property
+    def model_state(self) -> ModelState:
+        """The model (and thinking level) in use now, as far as known."""
+
+    async def set_model(self, model: str | None, thinking_level: str | None) -> ModelState:
+        """Change what is given (``thinking_level`` only with ``thinking_change``);
+        return what is now in use. Raise :class:`~rawp_adapters.OperationRejected` for a
+        model the agent does not have, :class:`CoreError` if the change failed."""
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models :meth:`set_model` takes (only called with ``model_list``)."""
 
 
 CoreFactory = Callable[..., AgentCore]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rawp_adapter_sdk.events import (
     CoreEvent,
+    PlanChanged,
     Stopped,
     TextChunk,
     TextEnd,
@@ -22,6 +23,7 @@ from rawp_adapter_sdk.events import (
 )
 from rawp_adapters.frames import (
     ClientPayload,
+    PlanUpdated,
     SessionUsage,
     StopReason,
     TextDelta,
@@ -82,6 +84,8 @@ class TurnTranslator:
                     if (value := getattr(event, name)) is not None
                 }
                 return SessionUsage.model_validate({"turn_id": turn_id, **step})
+            case PlanChanged(entries=entries):
+                return PlanUpdated(entries=list(entries), turn_id=turn_id)
             case Stopped(reason=reason):
                 self.stop_reason = reason
         return None

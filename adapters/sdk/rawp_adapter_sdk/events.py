@@ -9,11 +9,11 @@ call is named by the core's own ``call_id``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rawp_adapters.frames import OutputType, StopReason
+from rawp_adapters.frames import OutputType, PlanEntry, StopReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +89,13 @@ class UsageReport:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanChanged:
+    """The agent's whole plan (todo list) after a change, in order."""
+
+    entries: Sequence[PlanEntry]
+
+
+@dataclass(frozen=True, slots=True)
 class Stopped:
     """Why the turn ended; the last event of a run. A run that ends without one
     ended with ``end_turn``. Failures are raised as
@@ -106,12 +113,14 @@ CoreEvent = (
     | ToolProgress
     | ToolFinished
     | UsageReport
+    | PlanChanged
     | Stopped
 )
 """Everything a core streams, discriminated by class."""
 
 __all__ = [
     "CoreEvent",
+    "PlanChanged",
     "Stopped",
     "TextChunk",
     "TextEnd",

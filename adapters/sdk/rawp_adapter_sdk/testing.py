@@ -21,11 +21,14 @@ runs each prompt with ``function(prompt, run)``, an async generator of
 
 A core that compacts or plans is a subclass with ``compact`` / ``switch_mode`` methods
 (:class:`~rawp_adapter_sdk.CompactingCore`, :class:`~rawp_adapter_sdk.ModeSwitchingCore`).
+With ``host_tools`` / ``steering`` / ``follow_up`` in its features it takes the Master's
+tools (kept in :attr:`FunctionCore.tools`; :func:`use_host_tool` calls one) and messages
+into a running prompt (kept in :attr:`FunctionCore.steered`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +50,8 @@ from rawp_adapter_sdk.events import (
     ToolFinished,
     ToolStarted,
 )
+from rawp_adapters import HostToolCall
+from rawp_adapters.frames import Delivery, HostTool
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +114,30 @@ def ask_permission(
     return function
 
 
+def use_host_tool(
+    tool_name: str, tool_input: Mapping[str, Any], *, call_id: str = "host-1"
+) -> CoreFunction:
+    """A reply that calls the Master's tool ``tool_name`` once (asking permission first),
+    streams each piece of its progress as text block 0, then says the outcome's text as
+    block 1 (``error: ...`` when it is an error)."""
+
+    async def function(prompt: str, run: CoreRun) -> AsyncIterator[CoreEvent]:
+        progress: list[str] = []
+
+        async def on_progress(output: str) -> None:
+            progress.append(output)
+
+        call = HostToolCall(call_id, tool_name, tool_input, permission=True)
+        outcome = await run.env.call_host_tool(call, on_progress)
+        for output in progress:
+            yield TextChunk(0, output)
+        said = f"error: {outcome.text}" if outcome.is_error else outcome.text
+        yield TextChunk(1, said)
+        yield TextEnd(1, said)
+
+    return function
+
+
 def stall(text: str | None = None) -> CoreFunction:
     """A reply that streams ``text`` (if any) as one chunk, then waits until the run is
     cancelled and stops ``cancelled``."""
@@ -150,6 +179,8 @@ class FunctionCore:
         """Every permission decision, by the request's ``tool_call_id`` (else its tool)."""
         self.cancelled = anyio.Event()
         """The running (or last) run's :attr:`CoreRun.cancelled`."""
+        self.tools: list[HostTool] = []
+        self.steered: list[tuple[str, Delivery]] = []
         self.closed = False
 
     @property
@@ -183,6 +214,12 @@ class FunctionCore:
     async def cancel(self) -> None:
         self.cancelled.set()
 
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        self.tools = list(tools)
+
+    async def steer(self, text: str, delivery: Delivery) -> None:
+        self.steered.append((text, delivery))
+
     async def close(self) -> None:
         self.closed = True
 
@@ -194,4 +231,5 @@ __all__ = [
     "ask_permission",
     "say",
     "stall",
+    "use_host_tool",
 ]

@@ -12,7 +12,8 @@
   ``success`` is an API error; ``aborted_*`` terminal reasons are an interrupt.
 
 Text of sub-agents (stream events with ``parent_tool_use_id``) is left out; their tool
-calls are reported.
+calls are reported. Calls of the Master's tools (``mcp__rawp__*``) are left out: the
+host call reports them. Task-list tools that succeeded change the :class:`ClaudePlan`.
 
 ``/compact`` has its own reader, :class:`ClaudeCompaction`.
 """
@@ -35,8 +36,10 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import StreamEvent
 
 from rawp_adapter_sdk._core import Compaction, CoreError
+from rawp_adapter_sdk.cores._claude_host_tools import host_tool_name
 from rawp_adapter_sdk.events import (
     CoreEvent,
+    PlanChanged,
     Stopped,
     TextChunk,
     TextEnd,
@@ -46,7 +49,7 @@ from rawp_adapter_sdk.events import (
     ToolStarted,
     UsageReport,
 )
-from rawp_adapters.frames import StopReason
+from rawp_adapters.frames import PlanEntry, PlanStatus, StopReason
 
 _ABORTED = frozenset({"aborted_tools", "aborted_streaming"})
 _STOP_REASONS: dict[str | None, StopReason] = {"max_tokens": "max_tokens", "refusal": "refusal"}
@@ -62,11 +65,75 @@ class _Block:
         self.parts: list[str] = []
 
 
+_PLAN_STATUSES: dict[object, PlanStatus] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "completed": "completed",
+}
+
+
+class ClaudePlan:
+    """The agent's task list, kept for the session from its task tools' results:
+    ``TaskCreate`` adds one (``{"task": {"id", "subject"}}``), ``TaskUpdate`` changes one
+    (status ``deleted`` removes it), ``TaskList`` says them all, ``TodoWrite`` (older CLIs)
+    replaces them from its input."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, PlanEntry] = {}
+
+    def apply(self, tool_name: str, tool_input: dict[str, Any], result: Any) -> bool:
+        """Take a task tool's successful call; True when the plan changed."""
+        before = list(self._tasks.items())
+        match tool_name:
+            case "TaskCreate" if isinstance(result, dict):
+                task = result.get("task") or {}
+                if "id" in task:
+                    self._tasks[str(task["id"])] = PlanEntry(content=str(task.get("subject", "")))
+            case "TaskUpdate":
+                self._update(str(tool_input.get("taskId", "")), tool_input)
+            case "TaskList" if isinstance(result, dict):
+                self._tasks = {
+                    str(task.get("id")): PlanEntry(
+                        content=str(task.get("subject", "")),
+                        status=_PLAN_STATUSES.get(task.get("status"), "pending"),
+                    )
+                    for task in result.get("tasks") or []
+                    if isinstance(task, dict)
+                }
+            case "TodoWrite":
+                self._tasks = {
+                    str(n): PlanEntry(
+                        content=str(todo.get("content", "")),
+                        status=_PLAN_STATUSES.get(todo.get("status"), "pending"),
+                    )
+                    for n, todo in enumerate(tool_input.get("todos") or [])
+                    if isinstance(todo, dict)
+                }
+        return list(self._tasks.items()) != before
+
+    @property
+    def entries(self) -> list[PlanEntry]:
+        return list(self._tasks.values())
+
+    def _update(self, task_id: str, change: dict[str, Any]) -> None:
+        entry = self._tasks.get(task_id)
+        if entry is None:
+            return
+        if change.get("status") == "deleted":
+            del self._tasks[task_id]
+            return
+        content = change.get("subject")
+        self._tasks[task_id] = PlanEntry(
+            content=content if isinstance(content, str) else entry.content,
+            status=_PLAN_STATUSES.get(change.get("status"), entry.status),
+        )
+
+
 class ClaudeTurnTranslator:
     """Feed it every message of one turn; after the ``ResultMessage`` it is
     :attr:`finished`, and :attr:`error` is set if the turn failed."""
 
-    def __init__(self, session_cost_before: float | None) -> None:
+    def __init__(self, session_cost_before: float | None, plan: ClaudePlan | None = None) -> None:
         self.finished = False
         self.error: CoreError | None = None
         self.cancel_requested = False
@@ -76,6 +143,10 @@ class ClaudeTurnTranslator:
         self._streamed_messages: set[str] = set()
         self._api_error_text: str | None = None
         self._last_stop_reason: str | None = None
+        self._plan = plan if plan is not None else ClaudePlan()
+        """The session's task list, which this turn's task tools change."""
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._host_calls: set[str] = set()
 
     def feed(self, message: object) -> list[CoreEvent]:
         match message:
@@ -150,6 +221,11 @@ class ClaudeTurnTranslator:
         events: list[CoreEvent] = []
         for block in message.content:
             if isinstance(block, ToolUseBlock):
+                if host_tool_name(block.name) is not None:
+                    self._host_calls.add(block.id)
+                    continue
+                if message.parent_tool_use_id is None:
+                    self._calls[block.id] = (block.name, block.input)
                 events.append(
                     ToolStarted(call_id=block.id, tool_name=block.name, input=block.input)
                 )
@@ -172,6 +248,8 @@ class ClaudeTurnTranslator:
         events: list[CoreEvent] = []
         for block in message.content:
             if isinstance(block, ToolResultBlock):
+                if block.tool_use_id in self._host_calls:
+                    continue
                 output = _result_text(block.content)
                 events.append(
                     ToolFinished(
@@ -181,7 +259,17 @@ class ClaudeTurnTranslator:
                         output_type="text" if output else "empty",
                     )
                 )
+                call = self._calls.pop(block.tool_use_id, None)
+                if call is not None and not block.is_error:
+                    events += self._plan_change(*call, message.tool_use_result)
         return events
+
+    def _plan_change(
+        self, tool_name: str, tool_input: dict[str, Any], result: Any
+    ) -> list[CoreEvent]:
+        if self._plan.apply(tool_name, tool_input, result):
+            return [PlanChanged(self._plan.entries)]
+        return []
 
     def _result(self, message: ResultMessage) -> list[CoreEvent]:
         self.finished = True

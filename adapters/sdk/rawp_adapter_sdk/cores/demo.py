@@ -5,13 +5,18 @@ Every prompt gets the same little play: it thinks, says what it will do, asks
 permission to write a note into a file in the workspace (``write_file``; the last file
 name the prompt mentions, e.g. ``notes.txt``, or ``rawp-demo.txt``), writes it only if
 allowed (with the Master's edited input, if any), and reports back.
+
+A prompt that says ``call host tool <name>`` (optionally ``with {json input}``) calls
+that tool of the Master's instead of writing the file (the Master is asked permission
+first), and reports what it answered.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -37,6 +42,8 @@ from rawp_adapter_sdk.events import (
     ToolStarted,
     UsageReport,
 )
+from rawp_adapters import HostToolCall
+from rawp_adapters.frames import HostTool
 
 DEMO_TOOL = "write_file"
 DEFAULT_FILE_NAME = "rawp-demo.txt"
@@ -56,6 +63,9 @@ class DemoCore:
         self.file_name = file_name
         self.delay = delay_ms / 1000
         self._workspace: Path | None = None
+        self._env: CoreEnvironment | None = None
+        self.tools: list[str] = []
+        """The names of the Master's tools it was given."""
         self._cancelled = anyio.Event()
         self._calls = itertools.count(1)
 
@@ -69,10 +79,16 @@ class DemoCore:
 
     @property
     def features(self) -> CoreFeatures:
-        return CoreFeatures(thinking=True, tool_events=True, permission_requests=True, abort=True)
+        return CoreFeatures(
+            thinking=True, tool_events=True, permission_requests=True, abort=True, host_tools=True
+        )
 
     async def start(self, env: CoreEnvironment) -> None:
         self._workspace = env.workspace
+        self._env = env
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        self.tools = [tool.name for tool in tools]
 
     async def cancel(self) -> None:
         self._cancelled.set()
@@ -82,6 +98,11 @@ class DemoCore:
 
     async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
         self._cancelled = anyio.Event()
+        host_call = _host_call_in(prompt)
+        if host_call is not None:
+            async for event in self._call_host(*host_call):
+                yield event
+            return
         words = 0
         file_name = _file_name_in(prompt) or self.file_name
         thought = f"No model here, only a script. I will note the request down in {file_name}."
@@ -137,6 +158,34 @@ class DemoCore:
         yield UsageReport(input_tokens=len(prompt.split()), output_tokens=words)
         yield Stopped("cancelled" if self._cancelled.is_set() else "end_turn")
 
+    async def _call_host(
+        self, tool_name: str, tool_input: Mapping[str, Any] | str
+    ) -> AsyncIterator[CoreEvent]:
+        """Call the Master's ``tool_name``; its streamed output is said as it comes."""
+        assert self._env is not None, "run() before start()"
+        async for event in self._stream(0, f"I'll ask the Master to run {tool_name}."):
+            yield event
+        if isinstance(tool_input, str):
+            reply = f"I could not call {tool_name}: {tool_input}"
+        else:
+            progress: list[str] = []
+
+            async def on_progress(output: str) -> None:
+                progress.append(output)
+
+            call = HostToolCall(
+                f"demo-call-{next(self._calls)}", tool_name, tool_input, permission=True
+            )
+            outcome = await self._env.call_host_tool(call, on_progress)
+            said = "".join(progress)
+            if outcome.is_error:
+                reply = f"{tool_name} failed: {outcome.text}"
+            else:
+                reply = f"{tool_name} said: {said}{outcome.text}"
+        async for event in self._stream(1, reply):
+            yield event
+        yield Stopped("cancelled" if self._cancelled.is_set() else "end_turn")
+
     async def _stream(
         self, index: int, text: str, *, thinking: bool = False
     ) -> AsyncIterator[CoreEvent]:
@@ -182,6 +231,24 @@ def _file_name_in(prompt: str) -> str | None:
         if _FILE_NAME.fullmatch(candidate):
             return candidate
     return None
+
+
+_HOST_CALL = re.compile(r"call host tool ([A-Za-z0-9_.-]+)(?: with (\{.*\}))?", re.DOTALL)
+
+
+def _host_call_in(prompt: str) -> tuple[str, Mapping[str, Any] | str] | None:
+    """``(tool name, input)`` when the prompt asks for a host tool; instead of the input,
+    why it is not JSON when it is not."""
+    match = _HOST_CALL.search(prompt)
+    if match is None:
+        return None
+    if match.group(2) is None:
+        return match.group(1), {}
+    try:
+        tool_input: dict[str, Any] = json.loads(match.group(2))
+    except ValueError as exc:
+        return match.group(1), f"its input is not JSON ({exc})"
+    return match.group(1), tool_input
 
 
 def _note(prompt: str) -> str:
