@@ -3,8 +3,9 @@
 An agent library implements :class:`AgentCore` (stream the core events of
 :mod:`rawp_adapter_sdk.events`, ask a :data:`PermissionCallback` before a tool runs,
 accept :meth:`AgentCore.cancel`), and :class:`CompactingCore` / :class:`ModeSwitchingCore`
-/ :class:`HostToolCore` / :class:`SteeringCore` / :class:`ModelCore` for what else it can do, and registers a factory in the ``rawp_adapters.sdk_cores``
-entry-point group. The ``sdk`` adapter runs it in the client's process::
+/ :class:`HostToolCore` / :class:`SteeringCore` / :class:`ModelCore` for what else it
+can do, and registers a factory in the ``rawp_adapters.sdk_cores`` entry-point group.
+The ``sdk`` adapter runs it in the client's process::
 
     from rawp_adapters import AgentMetadata, create_adapter
 
