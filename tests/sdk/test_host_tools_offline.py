@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rawp_adapter_sdk import CoreFeatures, SdkAdapter
 from rawp_adapter_sdk.cores.demo import DemoCore
-from rawp_adapter_sdk.testing import FunctionCore, use_host_tool
+from rawp_adapter_sdk.testing import FunctionCore, stall, use_host_tool
 
 from rawp_adapters.frames import (
     InteractionRequestFrame,
@@ -118,3 +118,19 @@ async def test_a_core_without_host_tools_makes_the_adapter_refuse_a_catalog(
     assert not d.of_type(SessionCapabilitiesFrame)[0].payload.features.host_tools
     assert error.payload.error_code == "UNSUPPORTED"
     assert core.tools == []
+
+
+async def test_a_core_that_steers_gets_both_deliveries_in_the_running_prompt(
+    tmp_path: Path,
+) -> None:
+    features = CoreFeatures(abort=True, steering=True, follow_up=True)
+    core = FunctionCore(stall("working"), features=features)
+    async with drive(SdkAdapter.for_core(core), workspace=tmp_path) as d:
+        start = await d.start_prompt("go")
+        await d.send(d.control.steer("also B"))
+        await d.send(d.control.follow_up("then C"))
+        await d.send(d.control.abort(start.payload.turn_id))
+        await d.wait_turn(start.payload.turn_id)
+    caps = d.of_type(SessionCapabilitiesFrame)[0].payload.features
+    assert (caps.steering, caps.follow_up) == (True, True)
+    assert core.steered == [("also B", "steer"), ("then C", "follow_up")]
