@@ -197,6 +197,8 @@ class SessionProtocol:
         self._clock = clock
         self.seq = 0
         self.features: Features | None = None
+        self.model: str | None = None
+        """The agent's model as last stated (capabilities, then each change)."""
         self.ready = False
         self.closing = False
         self.sealed = False
@@ -231,6 +233,7 @@ class SessionProtocol:
         """The adapter's start returned (or failed): capabilities first, then what it
         emitted while starting."""
         self.features = features
+        self.model = agent.model if agent is not None else None
         self.ready = True
         self._put(
             SessionCapabilities(adapter_type=features.adapter_type, features=features, agent=agent)
@@ -484,11 +487,12 @@ class SessionProtocol:
                 self._put(ToolCatalogUpdated(tools=names))
             case ModelSet():
                 assert isinstance(answer, ModelState)
+                self.model = answer.model or self.model
                 self._put(ModelChanged(model=answer.model, thinking_level=answer.thinking_level))
             case ModelListRequest():
                 assert isinstance(answer, list)
                 models = [model for model in answer if isinstance(model, ModelInfo)]
-                self._put(ModelList(models=models, current=None))
+                self._put(ModelList(models=models, current=self.model))
             case PlanSet():
                 assert isinstance(answer, list)
                 entries = [entry for entry in answer if isinstance(entry, PlanEntry)]

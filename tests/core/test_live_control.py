@@ -11,8 +11,11 @@ import pytest
 
 from rawp_adapters import SessionContext, Turn, TurnResult
 from rawp_adapters.frames import (
+    AgentInfo,
     Features,
     ModelChangedFrame,
+    ModelInfo,
+    ModelListFrame,
     PlanEntry,
     PlanUpdatedFrame,
     PromptSteer,
@@ -133,3 +136,23 @@ async def test_unsupported_model_list_and_plan_are_answered_unsupported(tmp_path
         await d.send(d.control.set_model(thinking_level="high"))
         errors = await d.wait_count(SessionErrorFrame, 3)
     assert [e.payload.error_code for e in errors] == ["UNSUPPORTED"] * 3
+
+
+async def test_the_model_list_names_the_model_in_use_after_a_change(tmp_path: Path) -> None:
+    class Lister(FunctionAdapter):
+        async def list_models(self) -> list[ModelInfo]:
+            return [ModelInfo(id="fake/first"), ModelInfo(id="fake/second")]
+
+    adapter = Lister(
+        say("ok"),
+        models=["fake/second"],
+        agent_info=AgentInfo(name="f", model="fake/first"),
+        features=Features(adapter_type="function", model_change=True, model_list=True),
+    )
+    async with drive(adapter, workspace=tmp_path) as d:
+        await d.send(d.control.list_models())
+        await d.send(d.control.set_model("fake/second"))
+        await d.send(d.control.list_models())
+        first, second = await d.wait_count(ModelListFrame, 2)
+    assert first.payload.current == "fake/first"
+    assert second.payload.current == "fake/second"
