@@ -33,7 +33,12 @@ class TestTheSdkAdapterWithTheDemoCore(ConformanceTests):
         return ConformanceSubject(
             make_adapter,
             adapter_type="sdk",
-            prompts=Prompts(answer="Say hello.", tool="Write notes.txt", busy="take your time"),
+            prompts=Prompts(
+                answer="Say hello.",
+                tool="Write notes.txt",
+                busy="take your time",
+                host_tool='call host tool kit_echo with {"message": "hi"}',
+            ),
             timeout=30,
         )
 
