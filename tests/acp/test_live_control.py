@@ -2,7 +2,8 @@
 agent's plan updates as ``agent.plan.updated``, models listed and switched (the next turn
 asks the scripted server for the new model), an unknown model rejected with the session
 going on, omp's thinking level, and honest ``UNSUPPORTED`` for what ACP cannot carry
-(host tools, steering, follow-up, plan seeding). One session per agent.
+(host tools, steering, follow-up, plan seeding). One session per agent, on one event loop
+(omp and codex on trio, the others on asyncio, as the conformance kit runs them).
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ NO_PLAN = {
     "qwen": "qwen-code 0.24.4 defers todo_write behind tool_search: not offered to the model",
 }
 """Agents whose plan updates are not proven: why."""
+
+
+@pytest.fixture
+def anyio_backend(name: AcpAgentName) -> str:
+    return "trio" if name in ("omp", "codex") else "asyncio"
 
 
 def asked_models(server: ScriptedServer[Any], token: str) -> set[str]:
