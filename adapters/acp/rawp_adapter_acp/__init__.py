@@ -16,7 +16,8 @@ registered as ``process.acp``, so a Master that knows only ``process`` reaches i
 It drives the agent with the maintained Python ACP SDK (``agent-client-protocol``).
 Modules: ``_settings`` (:class:`AcpSettings`), ``_bridge`` (where the asyncio-only SDK
 runs), ``_agent`` (the SDK side: transport, client methods, requests), ``_translate``
-(updates → DPS payloads, sans I/O), ``_adapter`` (:class:`AcpAdapter`). The agent process
+(updates → DPS payloads, sans I/O), ``_models`` (the advertised model and thinking
+level, sans I/O), ``_adapter`` (:class:`AcpAdapter`). The agent process
 is :class:`rawp_adapters.processes.AgentProcess`. The mapping is in ``specs/acp.md``.
 """
 
