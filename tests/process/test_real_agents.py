@@ -38,6 +38,7 @@ from rawp_adapters.testing import (
     run_conformance,
 )
 from tests.process.helpers import running
+from tests.process.real_peers import PEERS, TIMEOUT, only, peer_adapter
 from tests.support.llm_openai import (
     CUT_STREAM,
     DEFAULT_TEXT,
@@ -47,27 +48,12 @@ from tests.support.llm_openai import (
 )
 from tests.support.peers import (
     OMP_VERSION,
-    PEER_NAMES,
     PI_VERSION,
     PeerName,
-    make_peer,
-    peer_available,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.peers]
 
-PEERS = [
-    pytest.param(
-        name,
-        marks=pytest.mark.skipif(
-            not peer_available(name),
-            reason=f"{name} is not installed: run scripts/install-peers",
-        ),
-    )
-    for name in PEER_NAMES
-]
-TIMEOUT = 60.0
-"""Bound of every wait on a real agent (a cold start under load takes a few seconds)."""
 BACKGROUND_SLEEP = "RUN_BASH sh -c 'sleep 300 >/dev/null 2>&1 & echo $!'"
 """A tool call that leaves an orphaned process behind and says its pid."""
 QUICK_RETRIES = {"retry": {"maxRetries": 2, "baseDelayMs": 200, "provider": {"maxRetries": 0}}}
@@ -79,29 +65,6 @@ client retries nothing itself; omp's retries once, which ``FAIL_FIRST_2`` gets p
 def llm() -> Iterator[ScriptedOpenAI]:
     with ScriptedOpenAI() as server:
         yield server
-
-
-def peer_adapter(
-    name: PeerName,
-    llm: ScriptedOpenAI,
-    home: Path,
-    agent_settings: dict[str, Any] | None = None,
-    **settings: Any,
-) -> tuple[ProcessAdapter, Path]:
-    """The adapter running an isolated ``name`` (with ``agent_settings`` in its own
-    settings file) against ``llm``, and its workspace."""
-    peer = make_peer(name, llm_base_url=llm.base_url, home=home, settings=agent_settings)
-    adapter = ProcessAdapter.from_settings(
-        {
-            "command": peer.argv,
-            "agent_name": name,
-            "env_policy": "allowlist",
-            "env_allowlist": [],
-            "env": peer.env,
-            **settings,
-        }
-    )
-    return adapter, peer.cwd
 
 
 def agent_pid(session_id: str) -> int:
@@ -237,10 +200,7 @@ async def test_the_permission_gate_matches_tool_names_in_any_case_and_a_star_gat
     assert "secret notes" not in (result.payload.output or "")
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param("omp", marks=PEERS[PEER_NAMES.index("omp")].marks)],
-)
+@pytest.mark.parametrize("name", only("omp"))
 async def test_omps_builtin_approval_mode_asks_for_permission(
     name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
 ) -> None:

@@ -65,6 +65,12 @@ Choosing the reply
        line, or WRITE_FILE_DEFAULT_CONTENT when empty>}``.
    ``PARALLEL_TOOLS``
        preamble, then two ``bash`` tool calls in one message (:data:`PARALLEL_COMMANDS`).
+   ``CALL_TOOL <name> [json]``
+       preamble, then a call of tool ``name`` (any tool: a host tool the client published,
+       omp's ``todo``) with the JSON object that follows as its arguments (``{}`` if none).
+   ``NAME_MODEL``
+       :data:`MODEL_SAYS` + the ``model`` the request asked for, e.g. ``I am fake-model-2.``
+       (so a model switch shows in the reply).
    ``SLOW_STREAM [count] [delay_ms]``
        ``count`` text deltas (default :data:`SLOW_STREAM_DELTAS` = 200) ``delay_ms`` apart
        (default 50); stops as soon as the client disconnects or the server closes.
@@ -125,6 +131,7 @@ from tests.support._scripted_http import (
 
 __all__ = [
     "API_ERROR_MESSAGE",
+    "CALL_TOOL",
     "COMPACTION_MARKER",
     "CUT_STREAM",
     "DEFAULT_MODEL",
@@ -133,6 +140,8 @@ __all__ = [
     "HTTP_400",
     "MAX_TOKENS",
     "MAX_TOKENS_TEXT",
+    "MODEL_SAYS",
+    "NAME_MODEL",
     "PARALLEL_COMMANDS",
     "PARALLEL_TOOLS",
     "PROMPT_TOKENS",
@@ -165,6 +174,8 @@ HTTP_400 = "HTTP_400"
 FAIL_FIRST = "FAIL_FIRST"
 CUT_STREAM = "CUT_STREAM"
 COMPACTION_MARKER = "<conversation>"
+CALL_TOOL = "CALL_TOOL"
+NAME_MODEL = "NAME_MODEL"
 
 # --- canned content ----------------------------------------------------------------------------
 SUMMARY_TEXT = (
@@ -177,12 +188,14 @@ API_ERROR_MESSAGE = "Scripted error"
 SLOW_STREAM_DELTAS = 200
 PROMPT_TOKENS = 100
 DEFAULT_MODEL = "fake-model"
+MODEL_SAYS = "I am "
 
 ReasoningField = Literal["reasoning_content", "reasoning", "reasoning_text"]
 
 _HTTP_STATUS_RE = re.compile(r"\bHTTP_([1-5]\d\d)\b")
 _FAIL_FIRST_RE = re.compile(re.escape(FAIL_FIRST) + r"_(\d+)_([1-5]\d\d|CUT)\b")
 _READ_FILE_RE = re.compile(re.escape(READ_FILE) + r"[ \t]+([^\n]+)")
+_CALL_TOOL_RE = re.compile(re.escape(CALL_TOOL) + r"[ \t]+([A-Za-z0-9_.-]+)[ \t]*([^\n]*)")
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -324,6 +337,11 @@ def plan_reply(body: Any) -> Reply:
     elif match := WRITE_FILE_RE.search(prompt):
         content = match.group(2) or WRITE_FILE_DEFAULT_CONTENT
         reply = _tool_reply(ToolCall("write", {"path": match.group(1), "content": content}))
+    elif match := _CALL_TOOL_RE.search(prompt):
+        arguments = json.loads(match.group(2)) if match.group(2).strip() else {}
+        reply = _tool_reply(ToolCall(match.group(1), arguments))
+    elif NAME_MODEL in prompt:
+        reply = Reply(parts=(_text(f"{MODEL_SAYS}{body.get('model')}.", 3),))
     elif PARALLEL_TOOLS in prompt:
         reply = _tool_reply(*(ToolCall("bash", {"command": c}) for c in PARALLEL_COMMANDS))
     elif slow := slow_stream(prompt, SLOW_STREAM_DELTAS):

@@ -205,10 +205,12 @@ def peer_available(name: PeerName) -> bool:
     return shutil.which(runtime) is not None
 
 
-def _model_entry(context_window: int, max_tokens: int, reasoning: bool) -> dict[str, Any]:
+def _model_entry(
+    context_window: int, max_tokens: int, reasoning: bool, model_id: str = MODEL_ID
+) -> dict[str, Any]:
     return {
-        "id": MODEL_ID,
-        "name": "Fake Model",
+        "id": model_id,
+        "name": "Fake Model" if model_id == MODEL_ID else f"Fake Model ({model_id})",
         "reasoning": reasoning,
         "input": ["text"],
         "contextWindow": context_window,
@@ -218,7 +220,11 @@ def _model_entry(context_window: int, max_tokens: int, reasoning: bool) -> dict[
 
 
 def _providers(
-    llm_base_url: str, context_window: int, max_tokens: int, reasoning: bool
+    llm_base_url: str,
+    context_window: int,
+    max_tokens: int,
+    reasoning: bool,
+    extra_models: Sequence[str] = (),
 ) -> dict[str, Any]:
     return {
         "providers": {
@@ -227,7 +233,10 @@ def _providers(
                 "apiKey": API_KEY,
                 "api": "openai-completions",
                 "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-                "models": [_model_entry(context_window, max_tokens, reasoning)],
+                "models": [
+                    _model_entry(context_window, max_tokens, reasoning, model_id)
+                    for model_id in (MODEL_ID, *extra_models)
+                ],
             }
         }
     }
@@ -262,6 +271,7 @@ def make_peer(
     context_window: int = 128_000,
     max_tokens: int = 4096,
     reasoning: bool = False,
+    extra_models: Sequence[str] = (),
 ) -> PeerAgent:
     """Prepare an isolated run of peer ``name`` against the LLM at ``llm_base_url``.
 
@@ -270,7 +280,8 @@ def make_peer(
     command line; ``--no-extensions`` is only passed when they load no extension (``-e``).
     ``extra_env`` is applied last. ``settings`` (nested, e.g. ``{"compaction": {"enabled":
     False}}``) are merged over :data:`DEFAULT_SETTINGS` into omp's ``config.yml`` / pi's
-    ``settings.json``.
+    ``settings.json``. ``extra_models`` are more model ids of the same provider (the agent
+    starts with :data:`MODEL_ID`).
     """
     if name not in PEER_NAMES:
         raise ValueError(f"unknown peer {name!r} (expected one of {PEER_NAMES})")
@@ -282,7 +293,7 @@ def make_peer(
     env.update({"PI_OFFLINE": "1", "PI_NO_TITLE": "1"})
 
     agent_settings = _merge(DEFAULT_SETTINGS, settings or {})
-    providers = _providers(llm_base_url, context_window, max_tokens, reasoning)
+    providers = _providers(llm_base_url, context_window, max_tokens, reasoning, extra_models)
     if name == "omp":
         config_dir = home / ".omp" / "agent"
         # JSON is valid YAML: no YAML library needed.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar, Self
 
 from rawp_adapter_process._launch import agent_name, permission_gated
@@ -13,12 +14,21 @@ from rawp_adapters import (
     AdapterSettings,
     AgentMetadata,
     CloseResult,
+    ModelState,
     SessionContext,
     Turn,
     TurnResult,
     UnsupportedOperation,
 )
-from rawp_adapters.frames import AgentInfo, Features
+from rawp_adapters.frames import (
+    AgentInfo,
+    Features,
+    HostTool,
+    ModelInfo,
+    ModelSet,
+    PlanEntry,
+    PromptSteer,
+)
 
 
 class ProcessAdapter(Adapter[ProcessSettings]):
@@ -49,6 +59,7 @@ class ProcessAdapter(Adapter[ProcessSettings]):
     @property
     def features(self) -> Features:
         rpc = not self.single_turn_process
+        live = self._agent.live if isinstance(self._agent, RpcAgent) else None
         return Features(
             adapter_type=self.adapter_type,
             context_compaction=rpc,
@@ -61,6 +72,14 @@ class ProcessAdapter(Adapter[ProcessSettings]):
             process_containment=(
                 self._agent.containment if isinstance(self._agent, RpcAgent) else None
             ),
+            host_tools=live is not None and live.host_tools,
+            steering=rpc,
+            follow_up=rpc,
+            model_change=live is not None and live.models,
+            thinking_change=live is not None and live.thinking,
+            model_list=live is not None and live.models,
+            plans=live is not None and live.todos,
+            plan_seeding=live is not None and live.todos,
         )
 
     @property
@@ -69,8 +88,15 @@ class ProcessAdapter(Adapter[ProcessSettings]):
 
     @property
     def agent_info(self) -> AgentInfo:
-        version = self._agent.version if isinstance(self._agent, RpcAgent) else None
-        return AgentInfo(name=agent_name(self.settings), version=version)
+        if not isinstance(self._agent, RpcAgent):
+            return AgentInfo(name=agent_name(self.settings))
+        live = self._agent.live
+        return AgentInfo(
+            name=agent_name(self.settings),
+            version=self._agent.version,
+            model=live.model,
+            thinking_level=live.thinking_level,
+        )
 
     async def start(self, ctx: SessionContext) -> None:
         if self.single_turn_process:
@@ -91,6 +117,33 @@ class ProcessAdapter(Adapter[ProcessSettings]):
         if not isinstance(self._agent, RpcAgent):
             raise UnsupportedOperation("a single-turn agent process cannot compact its context")
         await self._agent.compact(custom_instructions)
+
+    def _rpc(self, what: str) -> RpcAgent:
+        if not isinstance(self._agent, RpcAgent):
+            raise UnsupportedOperation(f"a single-turn agent process cannot {what}")
+        return self._agent
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        agent = self._rpc("call the Master's tools")
+        if not agent.live.host_tools:
+            raise UnsupportedOperation("this agent has no host tools (no `set_host_tools`)")
+        await agent.host_tools.publish(tools)
+
+    async def steer(self, turn: Turn, message: PromptSteer) -> None:
+        del turn  # the agent takes it into whatever it runs now: the turn's run
+        await self._rpc("take messages during a turn").live.steer(message)
+
+    async def set_model(self, change: ModelSet) -> ModelState:
+        return await self._rpc("change its model").live.set_model(change)
+
+    async def list_models(self) -> list[ModelInfo]:
+        return await self._rpc("list its models").live.list_models()
+
+    async def set_plan(self, entries: Sequence[PlanEntry]) -> list[PlanEntry]:
+        agent = self._rpc("seed a plan")
+        if not agent.live.todos:
+            raise UnsupportedOperation("this agent has no todo list (no `set_todos`)")
+        return await agent.live.set_plan(entries)
 
     async def close(self) -> CloseResult:
         if self._agent is None:

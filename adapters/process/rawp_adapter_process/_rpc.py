@@ -19,7 +19,9 @@ import anyio
 
 from rawp_adapter_process._commands import AgentGone, CommandChannel
 from rawp_adapter_process._dialogs import Dialog, interpret
+from rawp_adapter_process._host_tools import HostTools
 from rawp_adapter_process._launch import agent_env, rpc_argv
+from rawp_adapter_process._live import LiveControl
 from rawp_adapter_process._reader import MessageReader
 from rawp_adapter_process._settings import ProcessSettings
 from rawp_adapter_process._translate import (
@@ -32,6 +34,8 @@ from rawp_adapter_process._translate import (
 )
 from rawp_adapter_process._version import agent_version, remember_version
 from rawp_adapter_process._wire import (
+    HostToolCallRequest,
+    HostToolCancel,
     Ready,
     Response,
     UiRequest,
@@ -44,6 +48,7 @@ from rawp_adapters import (
     AgentFailure,
     CloseResult,
     GuardError,
+    InteractionOutcome,
     SessionContext,
     StartFailed,
     Turn,
@@ -80,7 +85,9 @@ beyond them a dialog is dropped unanswered."""
 _VERSION_GRACE = 2.0
 """Seconds ``<command> --version`` may still take once the agent is ready (it runs while
 the agent starts); then the version is reported as unknown."""
-_CONTROL = (Response, UiRequest, Ready)
+_CONTROL = (Response, UiRequest, Ready, HostToolCallRequest, HostToolCancel)
+_HOST_GATE_PASSED = InteractionOutcome("allow", "answered")
+"""The agent's own gate passes host tool calls: the runtime asks the Master for them."""
 
 
 class _TurnState:
@@ -122,6 +129,10 @@ class RpcAgent:
         self._process: AgentProcess | None = None
         self._channel = CommandChannel(self._write)
         self._translator = Translator()
+        self.live = LiveControl(self._channel, settings.command_timeout)
+        self.host_tools = HostTools(
+            settings, ctx, self._channel, self._translator, self._background
+        )
         self._turn: _TurnState | None = None
         self._dialogs: dict[str, _OpenDialog] = {}
         self._refusals, self._to_refuse = anyio.create_memory_object_stream[dict[str, Any]](
@@ -202,6 +213,8 @@ class RpcAgent:
         if self._guard_error is not None:
             raise StartFailed.of(f"cannot guard the agent: {self._guard_error}")
         if self._ready:
+            if not await self.live.probe():
+                self._log.warning("the agent did not say what it can; taken to have none of it")
             return
         if self._exit is not None:
             raise StartFailed.of(
@@ -274,11 +287,17 @@ class RpcAgent:
         if payloads:
             await self._ctx.emit_many(payloads)
 
-    async def _on_control(self, message: Response | UiRequest | Ready) -> None:
+    async def _on_control(
+        self, message: Response | UiRequest | Ready | HostToolCallRequest | HostToolCancel
+    ) -> None:
         if isinstance(message, Response):
             self._on_response(message)
         elif isinstance(message, UiRequest):
             await self._on_dialog_request(message)
+        elif isinstance(message, HostToolCallRequest):
+            self.host_tools.on_call(message)
+        elif isinstance(message, HostToolCancel):
+            self.host_tools.on_cancel(message)
         else:
             if message.version:
                 self.version = message.version
@@ -327,6 +346,14 @@ class RpcAgent:
             claim_tool=self._translator.claim_announced_tool,
         )
         if dialog is None:
+            return
+        context = dialog.context
+        if (
+            dialog.interaction_type == "PERMISSION"
+            and context is not None
+            and context.tool_name in self.host_tools.published
+        ):
+            await self._answer(_OpenDialog(dialog), dialog.response(_HOST_GATE_PASSED))
             return
         if len(self._dialogs) >= MAX_OPEN_DIALOGS:
             await self._refuse(dialog)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from rawp_adapter_process._plans import TODO_TOOL, changed_plan
 from rawp_adapter_process._wire import (
     AgentEnd,
     AgentStart,
@@ -46,6 +47,7 @@ from rawp_adapters.frames import (
     AgentError,
     ClientPayload,
     OutputType,
+    PlanUpdated,
     SessionCompacted,
     SessionUsage,
     StopReason,
@@ -230,6 +232,9 @@ class Translator:
         self._foreign_run = False
         """The active run began before this turn (an aborted turn's run ending late): its
         events and its end are not this turn's."""
+        self.host_tools: frozenset[str] = frozenset()
+        """Names of the tools the Master published: their calls are the runtime's to
+        report (see :meth:`claim_host_call`)."""
         self._reset_turn()
 
     def _reset_turn(self) -> None:
@@ -243,6 +248,8 @@ class Translator:
         self._final_error: str | None = None
         self._assistant_ends_in_run = 0
         self._aborted = False
+        self._host_claimed: set[str] = set()
+        self._host_held: dict[str, ToolExecutionStart] = {}
 
     @property
     def turn_id(self) -> str | None:
@@ -281,6 +288,12 @@ class Translator:
                 del self._announced[call_id]
                 return call
         return None
+
+    def claim_host_call(self, tool_call_id: str) -> None:
+        """The agent asked the Master to run call ``tool_call_id``: the session runtime
+        reports it, so the agent's own events of that call are dropped."""
+        self._host_claimed.add(tool_call_id)
+        self._host_held.pop(tool_call_id, None)
 
     def feed(self, event: WireMessage) -> list[Output]:
         if self._foreign_run and isinstance(event, _RUN_EVENTS):
@@ -414,6 +427,15 @@ class Translator:
         self._announced.pop(event.toolCallId, None)
         if self._turn_id is None:
             return []
+        if event.toolName in self.host_tools:
+            # Held until it is known whether the Master is asked (the agent's
+            # host_tool_call, before or after this) or the agent refused the call itself.
+            if event.toolCallId not in self._host_claimed:
+                self._host_held[event.toolCallId] = event
+            return []
+        return self._begin_tool(event)
+
+    def _begin_tool(self, event: ToolExecutionStart) -> list[Output]:
         self._tools[event.toolCallId] = _ToolRun(event.toolName)
         return [
             ToolInvokeRequest(
@@ -437,13 +459,19 @@ class Translator:
         return [ToolInvokeStream(invocation_id=event.toolCallId, output=fresh, turn_id=turn_id)]
 
     def _on_tool_end(self, event: ToolExecutionEnd) -> list[Output]:
+        self._host_claimed.discard(event.toolCallId)
+        held = self._host_held.pop(event.toolCallId, None)
+        if held is not None:
+            # A host tool call the agent refused itself (its own input check): the
+            # Master was never asked, so it is reported like any tool of the agent.
+            return [*self._begin_tool(held), *self._on_tool_end(event)]
         run = self._tools.pop(event.toolCallId, None)
         if self._turn_id is None or run is None:
             return []
         name = run.name or event.toolName
         result = event.result or ToolResult()
         output_type = "text" if event.isError else output_type_for(name)
-        return [
+        outputs: list[Output] = [
             ToolInvokeResult(
                 invocation_id=event.toolCallId,
                 output_type=output_type,
@@ -452,6 +480,11 @@ class Translator:
                 turn_id=self._turn_id,
             )
         ]
+        if name == TODO_TOOL and not event.isError:
+            entries = changed_plan(result.details)
+            if entries is not None:
+                outputs.append(PlanUpdated(entries=entries, turn_id=self._turn_id))
+        return outputs
 
 
 def _done(turn_id: str, block: _Block, text: str) -> ClientPayload:

@@ -184,6 +184,21 @@ class ExtensionError(msgspec.Struct):
     error: str = ""
 
 
+class HostToolCallRequest(msgspec.Struct):
+    """omp: the agent calls a tool the host published with ``set_host_tools``."""
+
+    id: str
+    toolCallId: str
+    toolName: str
+    arguments: dict[str, Any] = {}
+
+
+class HostToolCancel(msgspec.Struct):
+    """omp: the agent stopped waiting for host tool call ``targetId`` (an abort)."""
+
+    targetId: str = ""
+
+
 WireMessage = (
     Ready
     | Response
@@ -201,6 +216,8 @@ WireMessage = (
     | AutoCompactionEnd
     | CompactionEnd
     | ExtensionError
+    | HostToolCallRequest
+    | HostToolCancel
 )
 
 _TYPES: dict[bytes, type[Any]] = {
@@ -220,6 +237,8 @@ _TYPES: dict[bytes, type[Any]] = {
     b"auto_compaction_end": AutoCompactionEnd,
     b"compaction_end": CompactionEnd,
     b"extension_error": ExtensionError,
+    b"host_tool_call": HostToolCallRequest,
+    b"host_tool_cancel": HostToolCancel,
 }
 _DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
     name: msgspec.json.Decoder(kind) for name, kind in _TYPES.items()

@@ -1,0 +1,179 @@
+"""Host tools with the real omp (``set_host_tools``, ``host_tool_call`` …): called,
+streamed and answered; left unanswered; aborted mid-call; refused before the Master is
+asked. pi has no host tools and says so. Every stream is checked by ``drive``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rawp_adapters import SessionOptions
+from rawp_adapters.frames import (
+    InteractionRequestFrame,
+    SessionCapabilitiesFrame,
+    SessionErrorFrame,
+    ToolCatalogUpdatedFrame,
+    ToolInvokeRequestFrame,
+    ToolInvokeResultFrame,
+    ToolInvokeStreamFrame,
+)
+from rawp_adapters.testing import SessionDriver, deny_all, drive
+from tests.process.real_peers import TIMEOUT, only, peer_adapter
+from tests.support.llm_openai import CALL_TOOL, DEFAULT_TEXT, TOOL_SAID, ScriptedOpenAI
+from tests.support.peers import PeerName
+
+pytestmark = [pytest.mark.anyio, pytest.mark.peers]
+
+ECHO: dict[str, Any] = {
+    "name": "echo_host",
+    "description": "Echo a message from the Master",
+    "input_schema": {
+        "type": "object",
+        "properties": {"message": {"type": "string", "maxLength": 12}},
+        "required": ["message"],
+        "additionalProperties": False,
+    },
+}
+
+
+def call_echo(message: str) -> str:
+    return f"{CALL_TOOL} echo_host {json.dumps({'message': message})}"
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+
+
+async def publish_echo(d: SessionDriver) -> list[str]:
+    await d.send(d.control.publish_tools([ECHO]))
+    updated = await d.wait_for(ToolCatalogUpdatedFrame)
+    return updated.payload.tools
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_omp_calls_a_host_tool_the_master_streams_and_answers(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        published = await publish_echo(d)
+        start = await d.start_prompt(call_echo("hi"))
+        request = await d.wait_for(ToolInvokeRequestFrame)
+        call_id = request.payload.invocation_id
+        await d.send(d.control.tool_stream(call_id, "working… "))
+        await d.wait_for(ToolInvokeStreamFrame)
+        await d.send(d.control.tool_result(call_id, "the Master says hi"))
+        turn = await d.wait_turn(start.payload.turn_id)
+
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    assert caps.payload.features.host_tools
+    assert published == ["echo_host"]
+    assert (request.payload.executor, request.payload.tool_name) == ("master", "echo_host")
+    assert request.payload.input == {"message": "hi"}
+    assert len(turn.of_type(ToolInvokeRequestFrame)) == 1, "omp's own report of it is dropped"
+    assert [f.payload.output for f in turn.of_type(ToolInvokeStreamFrame)] == ["working… "]
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert (result.payload.resolution, result.payload.is_error) == ("answered", False)
+    assert turn.stop_reason == "end_turn"
+    assert turn.text.endswith(f"{TOOL_SAID}the Master says hi"), "the model got the answer"
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_a_host_call_left_unanswered_fails_at_its_deadline_and_omp_goes_on(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    options = SessionOptions(host_tool_timeout_ms=300)
+    async with drive(adapter, workspace=workspace, options=options, timeout=TIMEOUT) as d:
+        await publish_echo(d)
+        turn = await d.prompt(call_echo("anyone?"))
+        (request,) = turn.of_type(ToolInvokeRequestFrame)
+        await d.send(d.control.tool_result(request.payload.invocation_id, "too late"))
+        late = await d.wait_for(SessionErrorFrame)
+        after = await d.prompt("Say hello.")
+
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert (result.payload.resolution, result.payload.is_error) == ("deadline", True)
+    assert turn.stop_reason == "end_turn"
+    assert "did not answer within 300 ms" in turn.text, "the agent was told"
+    assert late.payload.error_code == "UNKNOWN_INVOCATION"
+    assert after.text == DEFAULT_TEXT
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_an_abort_mid_call_cancels_the_host_call_and_the_session_goes_on(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await publish_echo(d)
+        start = await d.start_prompt(call_echo("wait"))
+        await d.wait_for(ToolInvokeRequestFrame)
+        await d.send(d.control.abort())
+        aborted = await d.wait_turn(start.payload.turn_id)
+        after = await d.prompt("Say hello.")
+
+    assert aborted.stop_reason == "cancelled"
+    (result,) = aborted.of_type(ToolInvokeResultFrame)
+    assert (result.payload.resolution, result.payload.is_error) == ("cancelled", True)
+    assert after.text == DEFAULT_TEXT
+    assert not after.of_type(ToolInvokeResultFrame)
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_an_invalid_host_call_goes_back_to_omp_as_an_error_and_the_master_is_not_asked(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await publish_echo(d)
+        turn = await d.prompt(call_echo("a message far too long for it"))
+
+    (request,) = turn.of_type(ToolInvokeRequestFrame)
+    assert request.payload.executor is None, "nothing for the Master to answer"
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert result.payload.is_error
+    assert "at most 12 characters" in result.payload.output
+    assert turn.stop_reason == "end_turn"
+    assert f"{TOOL_SAID}Validation failed" in turn.text, "the model saw the error"
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_the_permission_gate_asks_once_before_the_master_runs_a_host_tool(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path, permission_tools="*")
+    async with drive(adapter, workspace=workspace, policy=deny_all, timeout=TIMEOUT) as d:
+        await publish_echo(d)
+        turn = await d.prompt(call_echo("may I?"))
+
+    (question,) = turn.of_type(InteractionRequestFrame)
+    assert question.payload.interaction_type == "PERMISSION"
+    assert question.payload.context.tool_name == "echo_host"
+    (request,) = turn.of_type(ToolInvokeRequestFrame)
+    assert request.payload.executor is None, "denied: the Master was never asked to run it"
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert (result.payload.resolution, result.payload.is_error) == ("denied", True)
+
+
+@pytest.mark.parametrize("name", only("pi"))
+async def test_pi_has_no_host_tools_and_a_catalog_is_refused_as_unsupported(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.send(d.control.publish_tools([ECHO]))
+        error = await d.wait_for(SessionErrorFrame)
+        after = await d.prompt("Say hello.")
+
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    assert not caps.payload.features.host_tools
+    assert error.payload.error_code == "UNSUPPORTED"
+    assert not d.of_type(ToolCatalogUpdatedFrame)
+    assert after.text == DEFAULT_TEXT
