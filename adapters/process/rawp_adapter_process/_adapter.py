@@ -76,7 +76,7 @@ class ProcessAdapter(Adapter[ProcessSettings]):
             steering=rpc,
             follow_up=rpc,
             model_change=live is not None and live.models,
-            thinking_change=live is not None and live.thinking,
+            thinking_change=live is not None and live.models,
             model_list=live is not None and live.models,
             plans=live is not None and live.todos,
             plan_seeding=live is not None and live.todos,

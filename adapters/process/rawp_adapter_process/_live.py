@@ -44,9 +44,8 @@ class LiveControl:
         self.todos = False
         """The agent has a todo list (``todoPhases`` in its state: xcsh, omp)."""
         self.models = False
-        """The agent lists its models (``get_available_models``), so it can switch."""
-        self.thinking = False
-        """The agent has a thinking level (``thinkingLevel`` in its state)."""
+        """The agent lists its models (``get_available_models``), so it can switch them
+        and set their thinking level (``set_thinking_level``: the family has both)."""
 
     async def probe(self) -> bool:
         """Read the model, thinking level and what the agent can do (once it is ready);
@@ -60,7 +59,6 @@ class LiveControl:
             except AgentFailure:
                 return False
             self.todos = state.todoPhases is not None
-            self.thinking = state.thinkingLevel is not None
             self.host_tools = tools.success
             self.models = models.success
             return True
