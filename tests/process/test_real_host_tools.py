@@ -177,3 +177,18 @@ async def test_pi_has_no_host_tools_and_a_catalog_is_refused_as_unsupported(
     assert error.payload.error_code == "UNSUPPORTED"
     assert not d.of_type(ToolCatalogUpdatedFrame)
     assert after.text == DEFAULT_TEXT
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_a_host_tool_named_like_an_omp_built_in_is_rejected_not_silently_hidden(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.send(d.control.publish_tools([{**ECHO, "name": "Task"}]))
+        error = await d.wait_for(SessionErrorFrame)
+        await d.send(d.control.publish_tools([ECHO]))
+        updated = await d.wait_for(ToolCatalogUpdatedFrame)
+    assert error.payload.error_code == "REJECTED"
+    assert "Task" in error.payload.message
+    assert updated.payload.tools == [ECHO["name"]], "the session goes on and takes others"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import anyio
 
@@ -26,6 +26,48 @@ from rawp_adapters import HostToolCall, OperationRejected, SessionContext
 from rawp_adapters.frames import HostTool
 
 Background = Callable[[Callable[[], Awaitable[object]], str], None]
+
+BUILTIN_TOOL_NAMES: Final = frozenset(
+    {
+        "ask",
+        "ast_edit",
+        "ast_grep",
+        "bash",
+        "checkpoint",
+        "context_notes",
+        "debug",
+        "edit",
+        "eval",
+        "find",
+        "github",
+        "glob",
+        "grep",
+        "hub",
+        "learn",
+        "ls",
+        "lsp",
+        "manage_skill",
+        "memory_edit",
+        "new_context",
+        "notebook",
+        "python",
+        "read",
+        "recall",
+        "reflect",
+        "retain",
+        "rewind",
+        "search",
+        "security_scan",
+        "ssh",
+        "task",
+        "todo",
+        "web_search",
+        "write",
+        "",
+    }
+)
+"""omp 18.2.3's own tools and aliases. A host tool named like one (in any case) is
+confirmed by ``set_host_tools`` but folded onto the built-in: the model never sees it."""
 
 
 def host_tool_definition(tool: HostTool) -> dict[str, Any]:
@@ -68,6 +110,13 @@ class HostTools:
         return self._gate_all or tool_name.lower() in self._gated
 
     async def publish(self, tools: Sequence[HostTool]) -> None:
+        taken = sorted(t.name for t in tools if t.name.lower() in BUILTIN_TOOL_NAMES)
+        if taken:
+            raise OperationRejected(
+                f"the agent has built-in tools named {', '.join(taken)} (in any case) and "
+                "would never offer host tools of those names to the model; publish them "
+                "under other names"
+            )
         command = {"type": "set_host_tools", "tools": [host_tool_definition(t) for t in tools]}
         try:
             response = await self._channel.request(command, timeout=self._settings.command_timeout)
