@@ -8,13 +8,14 @@ crosses back with :meth:`Link.to_host`, queued in order without waiting for the 
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import ssl
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -27,6 +28,8 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 T = TypeVar("T")
+CONNECT_TIMEOUT: Final = 10.0
+"""Seconds to connect before giving up, by default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +115,7 @@ class Link:
         with contextlib.suppress(RuntimeError):  # the host's loop has finished
             run_soon(func)
 
-    async def _open(self, url: str, credentials: Credentials, name: str) -> None:
+    async def _open(self, url: str, credentials: Credentials, name: str, bound: float) -> None:
         if not self._same_loop:
 
             def start() -> anyio.from_thread.BlockingPortal:
@@ -120,7 +123,7 @@ class Link:
                 return self._cm.__enter__()
 
             self._portal = await anyio.to_thread.run_sync(start)
-        self.nc = await self.call(_connect, url, credentials, name)
+        self.nc = await self.call(_connect, url, credentials, name, bound)
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -133,22 +136,44 @@ class Link:
                 await anyio.to_thread.run_sync(cm.__exit__, None, None, None)
 
 
-async def _connect(url: str, credentials: Credentials, name: str) -> Client:
-    return await nats.connect(
-        url,
-        name=name,
-        allow_reconnect=True,
-        max_reconnect_attempts=-1,
-        reconnect_time_wait=0.25,
-        connect_timeout=5,
-        **credentials.options(),
-    )
+async def _connect(url: str, credentials: Credentials, name: str, bound: float) -> Client:
+    """Connected, or ``ConnectionError`` with the server's last word after ``bound``
+    seconds (nats-py itself retries forever, e.g. on refused credentials).
+    Once connected, a lost connection is retried without end."""
+    errors: list[Exception] = []
+
+    async def record(error: Exception) -> None:
+        errors.append(error)
+
+    try:
+        return await asyncio.wait_for(
+            nats.connect(
+                url,
+                name=name,
+                allow_reconnect=True,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.25,
+                connect_timeout=5,
+                error_cb=record,
+                **credentials.options(),
+            ),
+            bound,
+        )
+    except TimeoutError:
+        last = f": {errors[-1]}" if errors else ""
+        raise ConnectionError(f"could not connect to {redact(url)}{last}") from None
 
 
-async def open_link(url: str, credentials: Credentials | None = None, *, name: str) -> Link:
+async def open_link(
+    url: str,
+    credentials: Credentials | None = None,
+    *,
+    name: str,
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> Link:
     link = Link()
     try:
-        await link._open(url, credentials or Credentials(), name)
+        await link._open(url, credentials or Credentials(), name, connect_timeout)
     except BaseException:
         await link.aclose()
         raise

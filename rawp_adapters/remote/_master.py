@@ -25,7 +25,7 @@ from rawp_adapters._frames import ClientFrame, ControlFrame, SessionClosedFrame,
 from rawp_adapters._logging import get_logger
 from rawp_adapters._session import SessionOptions
 from rawp_adapters.remote._leases import LeaseWatch
-from rawp_adapters.remote._link import Credentials, Link, open_link, redact
+from rawp_adapters.remote._link import CONNECT_TIMEOUT, Credentials, Link, open_link, redact
 from rawp_adapters.remote._names import DEFAULT_PREFIX, MSG_ID, Names, check_session_id
 from rawp_adapters.remote._requests import StartRequest, options_dict
 from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams
@@ -170,13 +170,16 @@ class RemoteSessions:
         prefix: str = DEFAULT_PREFIX,
         credentials: Credentials | None = None,
         lease_ttl: float = DEFAULT_LEASE_TTL,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> RemoteSessions:
         """Connect, and create the streams and the lease bucket if no one has yet
-        (``lease_ttl`` is used only then)."""
+        (``lease_ttl`` is used only then). Raises ``ConnectionError`` when no connection
+        is made within ``connect_timeout`` seconds (with the server's reason, e.g. an
+        authorization violation)."""
         names = Names(prefix)
         master_id = f"master-{uuid.uuid4().hex[:8]}"
         _log.info("connecting", url=redact(url), prefix=prefix)
-        link = await open_link(url, credentials, name=master_id)
+        link = await open_link(url, credentials, name=master_id, connect_timeout=connect_timeout)
         try:
             kv = await link.call(ensure_streams, link.js, names, lease_ttl)
             remote = cls(link, names, kv, master_id)

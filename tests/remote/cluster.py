@@ -3,13 +3,14 @@ processes, on 127.0.0.1, for the remote tests and the benchmark."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,12 +113,18 @@ class WorkerProcess:
 
 
 @asynccontextmanager
-async def running_worker(url: str, prefix: str, *args: str) -> AsyncIterator[WorkerProcess]:
+async def running_worker(
+    url: str, prefix: str, *args: str, env: Mapping[str, str] | None = None
+) -> AsyncIterator[WorkerProcess]:
     """A worker process, once it has logged that it is ready; SIGKILLed on exit if it
-    still runs."""
+    still runs. ``env`` is added to this process's environment."""
     argv = [*WORKER, "--nats", url, "--prefix", prefix, "--log-level", "info", *args]
     process = await anyio.open_process(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO_ROOT
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
     )
     worker = WorkerProcess(process)
     assert process.stderr is not None

@@ -1,0 +1,97 @@
+"""Credentials pass through to the server and stay out of frames and logs; tenants are
+kept apart by their prefix and by the server's accounts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rawp_adapters.frames import SessionCapabilitiesFrame
+from rawp_adapters.remote import Credentials, RemoteSessions
+from tests.remote.cluster import NatsServer, fake_agent, nats_server, running_worker
+from tests.remote.masters import driving
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "s3cret-of-acme"
+QUIET = 1.0
+"""Seconds a check that nothing arrives waits."""
+
+
+def accounts(store: Path) -> str:
+    """A server config with two accounts (tenants), each with JetStream of its own."""
+    config = store.parent / "accounts.conf"
+    config.write_text(
+        "accounts {\n"
+        f'  ACME {{ jetstream: enabled, users: [{{user: acme, password: "{SECRET}"}}] }}\n'
+        '  ZETA { jetstream: enabled, users: [{user: zeta, password: "zeta-secret"}] }\n'
+        "}\n"
+    )
+    return str(config)
+
+
+async def test_credentials_pass_through_and_no_secret_reaches_frames_or_logs(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    with nats_server(store, "-c", accounts(store)) as server:
+        acme = Credentials(user="acme", password=SECRET)
+        with pytest.raises(ConnectionError, match="Authorization"):
+            await RemoteSessions.connect(server.url, connect_timeout=2)
+        async with (
+            running_worker(
+                server.url, "rawp", "--user", "acme", env={"NATS_PASSWORD": SECRET}
+            ) as worker,
+            await RemoteSessions.connect(server.url, credentials=acme) as remote,
+        ):
+            session = await remote.open(fake_agent(), workspace=str(tmp_path))
+            async with driving(session) as d:
+                await d.prompt("TOOL echo hi")
+                await d.end()
+    assert SECRET not in repr(acme)
+    assert not any(SECRET in frame.model_dump_json() for frame in d.frames)
+    assert not worker.logged(SECRET)
+
+
+async def test_a_tenant_cannot_read_or_drive_another_tenants_session(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with nats_server(store, "-c", accounts(store)) as server:
+        acme = Credentials(user="acme", password=SECRET)
+        zeta = Credentials(user="zeta", password="zeta-secret")
+        async with (
+            running_worker(server.url, "rawp", "--user", "acme", env={"NATS_PASSWORD": SECRET}),
+            await RemoteSessions.connect(server.url, credentials=acme) as own,
+            await RemoteSessions.connect(server.url, credentials=zeta) as other,
+        ):
+            session = await own.open(fake_agent(), workspace=str(tmp_path))
+            async with driving(session) as d:
+                await d.wait_for(SessionCapabilitiesFrame)
+                intruder = await other.attach(session.session_id)
+                await intruder.send(intruder.control.prompt("Say hello."))
+                with anyio.move_on_after(QUIET):
+                    stolen = await intruder.receive()
+                    pytest.fail(f"another tenant read {stolen.type}")
+                turn = await d.prompt("Say hello.")
+                await d.end()
+    assert [f.type for f in d.of_type("session.turn.start")] == ["session.turn.start"]
+    assert turn.text == "echo: Say hello."
+
+
+async def test_sessions_under_one_prefix_are_not_taken_by_workers_of_another(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    async with (
+        running_worker(nats.url, f"{prefix}.acme"),
+        await RemoteSessions.connect(nats.url, prefix=f"{prefix}.zeta") as zeta,
+        await RemoteSessions.connect(nats.url, prefix=f"{prefix}.acme") as acme,
+    ):
+        waiting = await zeta.open(fake_agent(), workspace=str(tmp_path))
+        started = await acme.open(fake_agent(), workspace=str(tmp_path))
+        async with driving(started) as d:
+            await d.prompt("Say hello.")
+            with anyio.move_on_after(QUIET):
+                frame = await waiting.receive()
+                pytest.fail(f"a worker of another prefix started it: {frame.type}")
+            await d.end()
