@@ -29,6 +29,9 @@ START_ACK_WAIT: Final = 30.0
 """Seconds a start request taken by a worker that died waits before another gets it."""
 FRAMES_MAX_AGE: Final = 7 * 24 * 3600.0
 """Seconds a session's frames stay replayable."""
+MAX_CONSUMERS: Final = 1_000_000
+"""Consumers on the frames and control streams: one per session and reader (nats-server
+2.15 limits a stream to 1,000 unless it names its own limit)."""
 
 
 async def ensure_streams(js: JetStreamContext, names: Names, lease_ttl: float) -> KeyValue:
@@ -52,6 +55,7 @@ async def ensure_streams(js: JetStreamContext, names: Names, lease_ttl: float) -
             storage=StorageType.FILE,
             duplicate_window=DUPLICATE_WINDOW,
             max_age=FRAMES_MAX_AGE,
+            max_consumers=MAX_CONSUMERS,
         ),
     )
     await _stream(
@@ -63,6 +67,7 @@ async def ensure_streams(js: JetStreamContext, names: Names, lease_ttl: float) -
             storage=StorageType.FILE,
             duplicate_window=DUPLICATE_WINDOW,
             max_age=FRAMES_MAX_AGE,
+            max_consumers=MAX_CONSUMERS,
         ),
     )
     with contextlib.suppress(Exception):  # another worker made it first
