@@ -27,7 +27,7 @@ import argparse
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AsyncExitStack, ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,7 +76,6 @@ class Reader:
 
     started: anyio.Event = field(default_factory=anyio.Event)
     turn_ended: anyio.Event = field(default_factory=anyio.Event)
-    closed: anyio.Event = field(default_factory=anyio.Event)
     frames: int = 0
     delays_ns: list[int] = field(default_factory=list)
 
@@ -88,8 +87,6 @@ class Reader:
             case "session.turn.end":
                 self.turn_ended.set()
                 self.turn_ended = anyio.Event()
-            case "session.closed":
-                self.closed.set()
             case "agent.text.delta":
                 text = frame.payload.text
                 if text.isdigit():
@@ -109,16 +106,15 @@ Opener = Callable[[], Any]
 
 async def run_sessions(n: int, open_one: Opener, rss: Callable[[], int] | None) -> Figures:
     """Open n sessions through ``open_one`` (an async context manager factory yielding
-    something with ``send``/``control`` and iteration), stream, pace, close."""
+    something with ``send``/``control`` and iteration), each in a task of its own; stream,
+    pace, close."""
     readers = [Reader() for _ in range(n)]
-    sessions: list[Any] = []
+    sessions: list[Any] = [None] * n
     before = rss() if rss else 0
-    async with anyio.create_task_group() as tg, AsyncExitStack() as stack:
+    async with anyio.create_task_group() as tg:
         began = time.perf_counter()
-        for reader in readers:
-            session = await stack.enter_async_context(open_one())
-            sessions.append(session)
-            tg.start_soon(_read, session, reader)
+        for index, reader in enumerate(readers):
+            tg.start_soon(_hold, open_one, reader, sessions, index)
         for reader in readers:
             await reader.started.wait()
         opened = time.perf_counter() - began
@@ -139,16 +135,16 @@ async def run_sessions(n: int, open_one: Opener, rss: Callable[[], int] | None) 
         await end.wait()
         for session in sessions:
             await session.send(session.control.end())
-        for reader in readers:
-            await reader.closed.wait()
-        tg.cancel_scope.cancel()
     p99 = percentile([d / 1000 for d in paced.delays_ns], 0.99)
     return Figures(n / opened, frames / streamed, p99, mib)
 
 
-async def _read(session: Any, reader: Reader) -> None:
-    async for frame in session:
-        reader.see(frame)
+async def _hold(open_one: Opener, reader: Reader, sessions: list[Any], index: int) -> None:
+    """One session, open until its ``session.closed``."""
+    async with open_one() as session:
+        sessions[index] = session
+        async for frame in session:
+            reader.see(frame)
 
 
 @contextmanager
