@@ -128,11 +128,14 @@ async def test_a_worker_drains_on_sigterm_and_every_session_gets_its_closing_fra
         async with driving(busy) as b, driving(idle) as i:
             await i.wait_for(SessionCapabilitiesFrame)
             await b.start_prompt("HANG")
+            signalled_at = time.monotonic()
             worker.process.send_signal(signal.SIGTERM)
             busy_closed = await b.closed()
             idle_closed = await i.closed()
             with anyio.fail_after(WAIT):
                 code = await worker.process.wait()
+            took = time.monotonic() - signalled_at
+    print(f"\ndrained 2 sessions and exited {took:.2f} s after SIGTERM")
     assert code == 0
     assert b.of_type("session.turn.end")[0].payload.stop_reason == "cancelled"
     assert (busy_closed.payload.reason, idle_closed.payload.reason) == ("explicit", "explicit")
@@ -153,11 +156,14 @@ async def test_streams_survive_a_nats_server_restart_and_the_session_goes_on(
             async with driving(session) as d:
                 first = await d.prompt("Say hello.")
                 await anyio.to_thread.run_sync(server.restart)
+                restarted_at = time.monotonic()
                 second = await d.prompt("TOOL echo hi")
+                took = time.monotonic() - restarted_at
                 await d.end()
             replay = await remote.attach(session.session_id)
             with anyio.fail_after(WAIT):
                 everything = [frame async for frame in replay]
+    print(f"\na turn sent right after the server restarted ended {took:.2f} s later")
     assert (first.text, second.text) == ("echo: Say hello.", "allowed=True")
     assert [f.seq for f in d.frames] == list(range(1, len(d.frames) + 1))
     assert [f.seq for f in everything] == [f.seq for f in d.frames]

@@ -100,3 +100,21 @@ async def test_a_request_a_worker_cannot_start_gets_closing_frames(
     assert shape(frames) == ["agent.error", "session.closed"]
     assert isinstance(frames[0], AgentErrorFrame)
     assert frames[0].payload.error_code == START_REFUSED
+
+
+async def test_an_adapter_limit_holds_back_sessions_of_that_type_only(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    async with (
+        running_worker(nats.url, prefix, "--max-sessions", "4", "--adapter-limit", "process=1"),
+        await RemoteSessions.connect(nats.url, prefix=prefix) as remote,
+        anyio.create_task_group() as tg,
+    ):
+        first = await tg.start(_driver, await remote.open(fake_agent(), workspace=str(tmp_path)))
+        second = await tg.start(_driver, await remote.open(fake_agent(), workspace=str(tmp_path)))
+        await first.wait_for(SessionCapabilitiesFrame)
+        closed = await first.end()
+        started = await second.wait_for(SessionCapabilitiesFrame)
+        await second.end()
+        tg.cancel_scope.cancel()
+    assert started.timestamp >= closed.timestamp
