@@ -129,10 +129,16 @@ async def ack_all(messages: Sequence[Msg]) -> None:
             await message.ack()
 
 
+class SessionTaken(Exception):
+    """A frame published for the first time was a duplicate: another party (the closer
+    of an expired lease) has written that ``seq``, so this worker must stop."""
+
+
 class Publisher:
     """Publishes one session's frames in ``seq`` order, each with ``<session>:<seq>`` as
     its de-duplication id, a batch at a time; a batch not acknowledged in full is
-    published again (what the server had is dropped as a duplicate)."""
+    published again (what the server had is dropped as a duplicate). Raises
+    :class:`SessionTaken` when a batch's first try meets a duplicate."""
 
     def __init__(self, js: JetStreamContext, names: Names, session_id: str) -> None:
         self._js = js
@@ -145,6 +151,7 @@ class Publisher:
         ]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + give_up_after
+        first_try = True
         while True:
             pending: list[asyncio.Future[PubAck]] = []
             try:
@@ -152,11 +159,14 @@ class Publisher:
                     pending.append(
                         await self._js.publish_async(self._subject, data, headers=headers)
                     )
-                await asyncio.wait_for(asyncio.gather(*pending), ACK_WAIT)
+                acks = await asyncio.wait_for(asyncio.gather(*pending), ACK_WAIT)
+                if first_try and any(ack.duplicate for ack in acks):
+                    raise SessionTaken(self._subject)
                 return
             except (TimeoutError, NatsError):
                 for future in pending:
                     future.cancel()
                 if loop.time() > deadline:
                     raise
+                first_try = False
                 await asyncio.sleep(RETRY_WAIT)
