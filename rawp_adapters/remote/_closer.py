@@ -13,7 +13,7 @@ from typing import Final
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import KeyWrongLastSequenceError
+from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KeyValue
 
 from rawp_adapters._codec import encode_frame, utc_timestamp
@@ -30,8 +30,11 @@ from rawp_adapters.frames import (
     TurnEnd,
     TurnEndFrame,
 )
-from rawp_adapters.remote._names import MSG_ID, Names
+from rawp_adapters.remote._names import MSG_ID, WORKER_LOST, Names
 
+LOST: Final = "the worker running this session stopped renewing its lease"
+_LEASE_GONE: Final = ("KV-Operation", "Nats-Marker-Reason")
+"""Headers of a lease's last message when the key is deleted, purged or expired."""
 _SCAN_BATCH: Final = 512
 _SCAN_WAIT: Final = 1.0
 
@@ -171,3 +174,28 @@ async def close_orphan(
         return True
     finally:
         await kv.delete(session_id)
+
+
+async def close_if_orphaned(
+    js: JetStreamContext, kv: KeyValue, names: Names, session_id: str, *, closer: str
+) -> bool:
+    """What a Master does when it attaches: a session that has frames but neither
+    ``session.closed`` nor a lease lost its worker while nobody watched; close it.
+    Returns whether this call wrote the closing frames."""
+    try:
+        bucket = names.lease_bucket
+        lease = await js.get_msg(f"KV_{bucket}", subject=f"$KV.{bucket}.{session_id}")
+        revision = lease.seq or 0
+        if not any(header in (lease.headers or {}) for header in _LEASE_GONE):
+            return False  # its worker holds it
+    except NotFoundError:
+        revision = 0
+    try:
+        last = await js.get_last_msg(names.frames_stream, names.frames_subject(session_id))
+    except NotFoundError:
+        return False  # not started yet: its request waits in the queue
+    if json.loads(last.data or b"{}").get("type") == "session.closed":
+        return False
+    return await close_orphan(
+        js, kv, names, session_id, revision, closer=closer, code=WORKER_LOST, message=LOST
+    )

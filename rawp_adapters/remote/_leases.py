@@ -15,7 +15,7 @@ from nats.js.api import DeliverPolicy
 from nats.js.kv import KeyValue
 
 from rawp_adapters._logging import get_logger
-from rawp_adapters.remote._closer import close_orphan
+from rawp_adapters.remote._closer import LOST, close_orphan
 from rawp_adapters.remote._link import Link
 from rawp_adapters.remote._names import WORKER_LOST, Names
 
@@ -86,7 +86,7 @@ class LeaseWatch:
                 expired,
                 closer=self._closer,
                 code=WORKER_LOST,
-                message="the worker running this session stopped renewing its lease",
+                message=LOST,
             )
         except Exception:
             log.exception("closing an orphaned session failed")

@@ -24,6 +24,7 @@ from rawp_adapters._errors import FrameError, SessionClosedError
 from rawp_adapters._frames import ClientFrame, ControlFrame, SessionClosedFrame, UnknownFrame
 from rawp_adapters._logging import get_logger
 from rawp_adapters._session import SessionOptions
+from rawp_adapters.remote._closer import close_if_orphaned
 from rawp_adapters.remote._leases import LeaseWatch
 from rawp_adapters.remote._link import CONNECT_TIMEOUT, Credentials, Link, open_link, redact
 from rawp_adapters.remote._names import DEFAULT_PREFIX, MSG_ID, Names, check_session_id
@@ -158,6 +159,7 @@ class RemoteSessions:
         self.names = names
         self.master_id = master_id
         self._sessions: dict[str, RemoteSession] = {}
+        self._kv = kv
         self._watch = LeaseWatch(
             link, kv, names, closer=master_id, accept=lambda sid: sid in self._sessions
         )
@@ -214,10 +216,15 @@ class RemoteSessions:
     async def attach(self, session_id: str, *, from_seq: int = 0) -> RemoteSession:
         """Read a session's frames from after ``from_seq`` (the ``seq`` of the last frame
         this Master had), e.g. after a restart. Several Masters may attach to one
-        session: each gets every frame, with the same ``seq``."""
+        session: each gets every frame, with the same ``seq``. A session whose worker
+        died while no one watched gets its closing frames now."""
         session = RemoteSession(self, check_session_id(session_id), from_seq)
         self._sessions[session_id] = session
         await session._subscribe()
+        link = self._link
+        orphaned = partial(close_if_orphaned, link.js, self._kv, self.names, session_id)
+        if await link.call(partial(orphaned, closer=self.master_id)):
+            _log.warning("closing frames written for an orphaned session", session_id=session_id)
         return session
 
     async def aclose(self) -> None:
