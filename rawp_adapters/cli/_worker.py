@@ -1,7 +1,8 @@
 """``rawp-adapters worker``: host sessions for Masters on a NATS server (the ``nats`` extra).
 
 SIGTERM or SIGINT drains it: it takes no new session, closes the running ones (each
-gets its closing frames), then exits 0. Secrets come from the environment, never the
+gets its closing frames; a running turn may first end by itself within
+``--drain-grace``), then exits 0. Secrets come from the environment, never the
 command line: ``NATS_TOKEN``, ``NATS_PASSWORD``.
 """
 
@@ -54,6 +55,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="lease time when this worker creates the lease bucket (default: 10)",
     )
     parser.add_argument(
+        "--drain-grace",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long a running turn may take to end by itself before its "
+        "session is closed (default: 0, close at once)",
+    )
+    parser.add_argument(
         "--allow-import-path",
         action="store_true",
         help="let request settings name Python code to import (module:attr)",
@@ -97,6 +106,7 @@ def worker_command(args: argparse.Namespace) -> int:
             credentials=credentials,
             lease_ttl=args.lease_ttl,
             allow_import_paths=args.allow_import_path,
+            drain_grace=args.drain_grace,
         )
     )
 

@@ -50,6 +50,9 @@ class WorkerSettings:
     """Used when this worker creates the lease bucket (the first one does)."""
     allow_import_paths: bool = False
     """Whether a request's settings may name code to import (``module:attr``)."""
+    drain_grace: float = 0.0
+    """Once draining, how long a running turn may take to end by itself before its
+    session is closed (an idle session is closed at once)."""
     worker_id: str = field(
         default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     )
@@ -62,23 +65,43 @@ class Worker:
         self.sessions: dict[str, Session] = {}
         self._running: Counter[str] = Counter()
         self._draining = False
+        self._closing: set[str] = set()
         self._log = get_logger("rawp_adapters.remote.worker").bind(worker=settings.worker_id)
 
     def drain(self) -> None:
         """Take no new sessions and close the running ones (each gets its closing
-        frames); :meth:`run` returns once they are all closed."""
+        frames): an idle one at once, one in a turn when the turn has ended or
+        ``drain_grace`` has passed. :meth:`run` returns once they are all closed."""
         if self._draining:
             return
         self._draining = True
         self._log.info("draining", sessions=len(self.sessions))
         self._taking.cancel()
         for session in list(self.sessions.values()):
-            self._tg.start_soon(session.close)
+            self._close_if_idle(session)
+        self._tg.start_soon(self._close_after_grace)
+
+    def _close_if_idle(self, session: Session) -> None:
+        grace = self.settings.drain_grace
+        if session.session_id in self._closing or (grace > 0 and session.turn_id is not None):
+            return
+        self._closing.add(session.session_id)
+        self._tg.start_soon(session.close)
+
+    async def _close_after_grace(self) -> None:
+        with anyio.move_on_after(self.settings.drain_grace):
+            while self.sessions:
+                await self._changed.wait()
+        for session in list(self.sessions.values()):
+            if session.session_id not in self._closing:
+                self._closing.add(session.session_id)
+                self._tg.start_soon(session.close)
 
     async def run(self, *, on_ready: anyio.Event | None = None) -> None:
         settings = self.settings
         self._log.info("connecting", url=redact(settings.url), prefix=self.names.prefix)
         self._slots = anyio.Semaphore(settings.max_sessions)
+        self._changed = anyio.Event()  # set (and renewed) whenever a session ends
         self._taking = anyio.CancelScope()
         link = await open_link(settings.url, settings.credentials, name=settings.worker_id)
         try:
@@ -172,12 +195,15 @@ class Worker:
                     tg.start_soon(self._feed_control, link, session, control)
                     tg.start_soon(self._renew, link, sid, lease, tg.cancel_scope)
                     if self._draining:
-                        tg.start_soon(session.close)
+                        self._close_if_idle(session)
                     await self._publish(link, session)
                     published = True
                     tg.cancel_scope.cancel()
             finally:
                 del self.sessions[sid]
+                self._closing.discard(sid)
+                self._changed.set()
+                self._changed = anyio.Event()
         self._log.info("session ended", session_id=sid, published=published)
         return published
 
@@ -204,6 +230,8 @@ class Worker:
             except anyio.EndOfStream:
                 return
             await link.call(publisher.publish, frames, self.ttl)
+            if self._draining:  # a turn that ended lets its session close
+                self._close_if_idle(session)
 
     async def _feed_control(
         self, link: Link, session: Session, control: _ops.PullSubscription

@@ -103,6 +103,7 @@ class WorkerProcess:
     process: Process
     log: list[str] = field(default_factory=list)
     ended: anyio.Event = field(default_factory=anyio.Event)
+    _logged: anyio.Event = field(default_factory=anyio.Event)
 
     @property
     def pid(self) -> int:
@@ -110,6 +111,12 @@ class WorkerProcess:
 
     def logged(self, text: str) -> bool:
         return any(text in line for line in self.log)
+
+    async def wait_logged(self, text: str) -> None:
+        """Until the worker has logged a line holding ``text``."""
+        with anyio.fail_after(START_BOUND):
+            while not self.logged(text):
+                await self._logged.wait()
 
 
 @asynccontextmanager
@@ -154,6 +161,8 @@ async def _line(lines: BufferedByteReceiveStream, worker: WorkerProcess) -> str 
         worker.ended.set()
         return None
     worker.log.append(line)
+    worker._logged.set()
+    worker._logged = anyio.Event()
     return line
 
 

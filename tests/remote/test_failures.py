@@ -191,6 +191,30 @@ async def test_a_worker_drains_on_sigterm_and_every_session_gets_its_closing_fra
     assert worker.logged("event='drained'")
 
 
+async def test_a_draining_worker_lets_a_running_turn_end_within_its_grace(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    async with (
+        await RemoteSessions.connect(nats.url, prefix=prefix) as remote,
+        running_worker(nats.url, prefix, "--drain-grace", "30") as worker,
+    ):
+        session = await remote.open(fake_agent(), workspace=str(tmp_path))
+        async with driving(session, never_answer) as d:
+            await d.start_prompt("TOOL echo hi")
+            question = await d.wait_for(InteractionRequestFrame)
+            worker.process.send_signal(signal.SIGTERM)
+            await worker.wait_logged("event='draining'")
+            await session.send(session.control.allow(question.payload.interaction_id))
+            end = await d.wait_for(TurnEndFrame)
+            closed = await d.closed()
+            with anyio.fail_after(WAIT):
+                code = await worker.process.wait()
+    assert code == 0
+    assert end.payload.stop_reason == "end_turn"
+    assert closed.payload.reason == "explicit"
+    assert check_frames(d.frames) == []
+
+
 async def test_streams_survive_a_nats_server_restart_and_the_session_goes_on(
     prefix: str, tmp_path: Path
 ) -> None:
