@@ -119,27 +119,35 @@ class FrameEncoder:
             body = payload.__pydantic_serializer__.to_json(payload, exclude_none=True)
         except PydanticSerializationError:
             return encode_frame(frame)
+        if b"\xe2" in body:  # the first byte of both separators: one fast scan
+            body = _escape_separators(body)
         key = (frame.type, frame.session_id)
         prefix = self._prefixes.get(key)
         if prefix is None:
-            prefix = self._prefixes[key] = b'{"version":%s,"type":%s,"session_id":%s,"seq":' % (
+            prefix = b'{"version":%s,"type":%s,"session_id":%s,"seq":' % (
                 to_json(DPS_VERSION),
                 to_json(frame.type),
                 to_json(frame.session_id),
             )
+            prefix = self._prefixes[key] = _escape_separators(prefix)
         timestamp = frame.timestamp
         if timestamp != self._timestamp:
             self._timestamp = timestamp
-            self._timestamp_json = to_json(timestamp)
-        line = b'%s%d,"timestamp":%s,"payload":%s}\n' % (
+            self._timestamp_json = _escape_separators(to_json(timestamp))
+        # Each part is escaped on its own: the parts meet at ASCII, so no separator can
+        # span two of them.
+        return b'%s%d,"timestamp":%s,"payload":%s}\n' % (
             prefix,
             frame.seq,
             self._timestamp_json,
             body,
         )
-        if _LS in line or _PS in line:
-            line = line.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
-        return line
+
+
+def _escape_separators(data: bytes) -> bytes:
+    if _LS in data or _PS in data:
+        return data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
+    return data
 
 
 def decode_frame(line: bytes | str) -> ClientFrame | ControlFrame | UnknownFrame:
