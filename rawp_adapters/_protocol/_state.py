@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pydantic import BaseModel
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters._adapter import (
@@ -129,7 +130,12 @@ _FENCED: Final[frozenset[type[Any]]] = frozenset(
 """Payloads with a ``turn_id`` that fences them to their turn (turn start and end
 aside): the types :meth:`SessionProtocol._put` checks, by exact type."""
 _new = object.__new__
-_set = object.__setattr__
+# pydantic's slots of every model, set through their descriptors: faster than
+# object.__setattr__, which looks each one up by name.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 # ------------------------------------------------------------------ state
@@ -166,6 +172,8 @@ class SessionProtocol:
         self._backlogged = backlogged
         self._new_id = new_id
         self._clock = clock
+        self._batch_timestamp: str | None = None
+        """The clock read once for the payloads of one :meth:`emit_many`."""
         self.seq = 0
         self.features: Features | None = None
         self.ready = False
@@ -626,9 +634,14 @@ class SessionProtocol:
     # ------------------------------------------------------------ emitting
 
     def emit_many(self, payloads: Iterable[ClientPayload]) -> None:
-        """:meth:`emit` each payload in turn (what the adapter produced at one moment)."""
-        for payload in payloads:
-            self.emit(payload)
+        """:meth:`emit` each payload in turn (what the adapter produced at one moment:
+        their frames have one timestamp)."""
+        self._batch_timestamp = self._clock()
+        try:
+            for payload in payloads:
+                self.emit(payload)
+        finally:
+            self._batch_timestamp = None
 
     def emit(self, payload: ClientPayload) -> None:
         """A payload from the adapter. Frames the runtime owns (turn start and end,
@@ -697,22 +710,21 @@ class SessionProtocol:
         # frame's payload type, and the envelope's fields are the session's own.
         frame_class, frame_type = _FRAME_TYPES[type(payload)]
         frame = _new(frame_class)
-        _set(
+        _set_dict(
             frame,
-            "__dict__",
             {
                 "version": DPS_VERSION,
                 "type": frame_type,
                 "session_id": self.session_id,
                 "seq": seq,
-                "timestamp": self._clock(),
+                "timestamp": self._batch_timestamp or self._clock(),
                 "metadata": metadata,
                 "payload": payload,
             },
         )
-        _set(frame, "__pydantic_fields_set__", _FIELDS_SET.copy())
-        _set(frame, "__pydantic_extra__", None)
-        _set(frame, "__pydantic_private__", None)
+        _set_fields_set(frame, _FIELDS_SET.copy())
+        _set_extra(frame, None)
+        _set_private(frame, None)
         self._sink(frame)
 
     def session_error(self, code: SessionErrorCode, message: str) -> None:

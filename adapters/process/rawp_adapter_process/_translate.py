@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from pydantic import BaseModel
+
 from rawp_adapter_process._wire import (
     AgentEnd,
     AgentStart,
@@ -486,7 +488,12 @@ def _compacted(result: CompactionResult | None, aborted: bool, error: str | None
 
 
 _new = object.__new__
-_set = object.__setattr__
+# pydantic's slots of every model, set through their descriptors: faster than
+# object.__setattr__, which looks each one up by name.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _DELTA_FIELDS: Final = {"turn_id", "index", "text"}
 
 
@@ -497,15 +504,11 @@ def _delta(thinking: bool, turn_id: str, index: int, text: str) -> TextDelta | T
     delta: TextDelta | ThinkingDelta
     if thinking:
         delta = _new(ThinkingDelta)
-        _set(
-            delta,
-            "__dict__",
-            {"turn_id": turn_id, "index": index, "text": text, "redacted": False},
-        )
+        _set_dict(delta, {"turn_id": turn_id, "index": index, "text": text, "redacted": False})
     else:
         delta = _new(TextDelta)
-        _set(delta, "__dict__", {"turn_id": turn_id, "index": index, "text": text})
-    _set(delta, "__pydantic_fields_set__", _DELTA_FIELDS.copy())
-    _set(delta, "__pydantic_extra__", None)
-    _set(delta, "__pydantic_private__", None)
+        _set_dict(delta, {"turn_id": turn_id, "index": index, "text": text})
+    _set_fields_set(delta, _DELTA_FIELDS.copy())
+    _set_extra(delta, None)
+    _set_private(delta, None)
     return delta
