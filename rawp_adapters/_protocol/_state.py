@@ -639,7 +639,10 @@ class SessionProtocol:
         self._batch_timestamp = self._clock()
         try:
             for payload in payloads:
-                self.emit(payload)
+                if type(payload) in RUNTIME_OWNED:
+                    self._refuse_forged(_FRAME_TYPES[type(payload)][1])
+                else:
+                    self._put(payload)
         finally:
             self._batch_timestamp = None
 
@@ -689,7 +692,7 @@ class SessionProtocol:
                         payload=kind.__name__,
                     )
                     return
-                if isinstance(payload, SessionUsage):
+                if type(payload) is SessionUsage:  # isinstance is slow on pydantic models
                     turn.add_usage(payload)
                     if self.limits.usage_steps:
                         self._number(payload, _STEP_METADATA)
