@@ -42,6 +42,14 @@ class FrameQueue(Generic[T]):
             self._readable.set()
             self._readable = None
 
+    def put_many(self, items: list[T]) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        self._items.extend(items)
+        if self._readable is not None:
+            self._readable.set()
+            self._readable = None
+
     async def wait_for_room(self) -> None:
         while len(self._items) >= self._bound and not self._closed:
             if self._room is None:

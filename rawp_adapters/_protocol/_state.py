@@ -147,8 +147,9 @@ class _Interaction:
 
 
 class SessionProtocol:
-    """One session's protocol state. Frames go to ``sink`` in ``seq`` order; methods
-    that can ask for work return the :data:`Effect` list the driver must carry out.
+    """One session's protocol state. Frames go to ``sink`` in ``seq`` order (those of
+    one :meth:`emit_many` to ``sink_many`` together, when given); methods that can ask
+    for work return the :data:`Effect` list the driver must carry out.
 
     ``backlogged`` tells whether the host is behind (its queue at the bound): then
     answers to bad input are counted rather than queued.
@@ -159,6 +160,7 @@ class SessionProtocol:
         session_id: str,
         *,
         sink: Callable[[ClientFrame], object],
+        sink_many: Callable[[list[ClientFrame]], object] | None = None,
         log: BoundLogger,
         limits: Limits | None = None,
         backlogged: Callable[[], bool] = lambda: False,
@@ -168,6 +170,9 @@ class SessionProtocol:
         self.session_id = session_id
         self.limits = limits or Limits()
         self._sink = sink
+        self._sink_many = sink_many
+        self._batch: list[ClientFrame] | None = None
+        """The frames of the running :meth:`emit_many`, for ``sink_many``."""
         self._log = log
         self._backlogged = backlogged
         self._new_id = new_id
@@ -635,8 +640,9 @@ class SessionProtocol:
 
     def emit_many(self, payloads: Iterable[ClientPayload]) -> None:
         """:meth:`emit` each payload in turn (what the adapter produced at one moment:
-        their frames have one timestamp)."""
+        their frames have one timestamp, and go to ``sink_many`` together)."""
         self._batch_timestamp = self._clock()
+        batch = self._batch = [] if self._sink_many is not None else None
         try:
             for payload in payloads:
                 if type(payload) in RUNTIME_OWNED:
@@ -645,6 +651,9 @@ class SessionProtocol:
                     self._put(payload)
         finally:
             self._batch_timestamp = None
+            self._batch = None
+            if batch and self._sink_many is not None:
+                self._sink_many(batch)
 
     def emit(self, payload: ClientPayload) -> None:
         """A payload from the adapter. Frames the runtime owns (turn start and end,
@@ -728,7 +737,10 @@ class SessionProtocol:
         _set_fields_set(frame, _FIELDS_SET.copy())
         _set_extra(frame, None)
         _set_private(frame, None)
-        self._sink(frame)
+        if self._batch is not None:
+            self._batch.append(frame)
+        else:
+            self._sink(frame)
 
     def session_error(self, code: SessionErrorCode, message: str) -> None:
         """Answer the Master's input. While the host is behind, answers are counted,
