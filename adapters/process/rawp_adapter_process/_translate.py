@@ -352,7 +352,9 @@ class Translator:
             if not event.delta:
                 return []
             thinking = kind == "thinking_delta"
-            block = self._block(event.contentIndex, thinking)
+            block = self._blocks.get(event.contentIndex) or self._block(
+                event.contentIndex, thinking
+            )
             block.parts.append(event.delta)
             return [_delta(thinking, turn_id, block.index, event.delta)]
         if kind == "text_start" or kind == "thinking_start":
