@@ -458,10 +458,21 @@ class Translator:
         ]
 
 
-def _done(turn_id: str, block: _Block, text: str) -> ClientPayload:
+def _done(turn_id: str, block: _Block, text: str) -> TextDone | ThinkingDone:
+    """``TextDone`` (or ``ThinkingDone``) built as :func:`_delta` builds a delta: the
+    text is the agent's (a ``str`` msgspec decoded) or the deltas' joined."""
+    done: TextDone | ThinkingDone
+    fields = {"turn_id": turn_id, "index": block.index, "text": text}
     if block.thinking:
-        return ThinkingDone(turn_id=turn_id, index=block.index, text=text)
-    return TextDone(turn_id=turn_id, index=block.index, text=text)
+        done = _new(ThinkingDone)
+        fields["redacted"] = False
+    else:
+        done = _new(TextDone)
+    _set_dict(done, fields)
+    _set_fields_set(done, _DELTA_FIELDS.copy())
+    _set_extra(done, None)
+    _set_private(done, None)
+    return done
 
 
 def _result_output(output_type: OutputType, result: ToolResult) -> str | None:
