@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable
 from typing import Any, Final, get_args
 
 import msgspec
@@ -126,40 +127,45 @@ class FrameEncoder:
         self._timestamp = ""
         self._timestamp_json = b'""'
 
-    def encode(self, frame: Envelope) -> bytes:
-        if frame.metadata is not None or frame.version != DPS_VERSION:
-            return encode_frame(frame)
-        payload: Payload = frame.payload  # type: ignore[attr-defined]
-        try:
-            if type(payload) in _PLAIN_PAYLOADS:
-                body = _encode_json(payload.__dict__)
-            else:
-                body = payload.__pydantic_serializer__.to_json(payload, exclude_none=True)
-        except (PydanticSerializationError, UnicodeEncodeError):
-            return encode_frame(frame)
-        if b"\xe2" in body:  # the first byte of both separators: one fast scan
-            body = _escape_separators(body)
-        key = (frame.type, frame.session_id)
-        prefix = self._prefixes.get(key)
-        if prefix is None:
-            prefix = b'{"version":%s,"type":%s,"session_id":%s,"seq":' % (
-                to_json(DPS_VERSION),
-                to_json(frame.type),
-                to_json(frame.session_id),
+    def encode_all(self, frames: Iterable[Envelope]) -> bytes:
+        """The lines of ``frames``, one after the other."""
+        lines: list[bytes] = []
+        prefixes = self._prefixes
+        for frame in frames:
+            if frame.metadata is not None or frame.version != DPS_VERSION:
+                lines.append(encode_frame(frame))
+                continue
+            payload: Payload = frame.payload  # type: ignore[attr-defined]
+            try:
+                if type(payload) in _PLAIN_PAYLOADS:
+                    body = _encode_json(payload.__dict__)
+                else:
+                    body = payload.__pydantic_serializer__.to_json(payload, exclude_none=True)
+            except (PydanticSerializationError, UnicodeEncodeError):
+                lines.append(encode_frame(frame))
+                continue
+            if b"\xe2" in body:  # the first byte of both separators: one fast scan
+                body = _escape_separators(body)
+            key = (frame.type, frame.session_id)
+            prefix = prefixes.get(key)
+            if prefix is None:
+                prefix = b'{"version":%s,"type":%s,"session_id":%s,"seq":' % (
+                    to_json(DPS_VERSION),
+                    to_json(frame.type),
+                    to_json(frame.session_id),
+                )
+                prefix = prefixes[key] = _escape_separators(prefix)
+            timestamp = frame.timestamp
+            if timestamp != self._timestamp:
+                self._timestamp = timestamp
+                self._timestamp_json = _escape_separators(to_json(timestamp))
+            # Each part is escaped on its own: the parts meet at ASCII, so no separator
+            # can span two of them.
+            lines.append(
+                b'%s%d,"timestamp":%s,"payload":%s}\n'
+                % (prefix, frame.seq, self._timestamp_json, body)
             )
-            prefix = self._prefixes[key] = _escape_separators(prefix)
-        timestamp = frame.timestamp
-        if timestamp != self._timestamp:
-            self._timestamp = timestamp
-            self._timestamp_json = _escape_separators(to_json(timestamp))
-        # Each part is escaped on its own: the parts meet at ASCII, so no separator can
-        # span two of them.
-        return b'%s%d,"timestamp":%s,"payload":%s}\n' % (
-            prefix,
-            frame.seq,
-            self._timestamp_json,
-            body,
-        )
+        return b"".join(lines)
 
 
 def _escape_separators(data: bytes) -> bytes:
