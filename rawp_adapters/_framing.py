@@ -36,11 +36,27 @@ class LineFramer:
         self._discarded = 0
 
     def feed(self, data: bytes) -> list[bytes | OversizedLine]:
-        out: list[bytes | OversizedLine] = []
+        out: list[bytes | OversizedLine]
         parts = data.split(b"\n")
         tail = parts.pop()
-        for part in parts:
-            self._finish_line(part, out)
+        if (
+            parts
+            and not self._discarding
+            and len(self._buffer) + len(data) <= self.max_line_bytes
+            and b"\r" not in data
+        ):
+            # The common case, without a step per line: no line can be over the limit,
+            # and only one that began in the buffer can end in "\r".
+            if self._buffer:
+                self._buffer += parts[0]
+                first = bytes(self._buffer)
+                self._buffer.clear()
+                parts[0] = first[:-1] if first.endswith(b"\r") else first
+            out = list(filter(None, parts))
+        else:
+            out = []
+            for part in parts:
+                self._finish_line(part, out)
         if self._discarding:
             self._discarded += len(tail)
         else:

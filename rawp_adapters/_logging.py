@@ -9,6 +9,7 @@ keeps stdout for frames.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import structlog
 from structlog.stdlib import BoundLogger
@@ -20,11 +21,20 @@ _PROCESSORS: list[structlog.typing.Processor] = [
 ]
 
 
+class _Logger(BoundLogger):
+    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        # What filter_by_level would drop, dropped before the event is built: a debug
+        # line on a hot path (a frame dropped) costs a level test, not the processors.
+        if not self._logger.isEnabledFor(logging.DEBUG):
+            return None
+        return super().debug(event, *args, **kw)
+
+
 def get_logger(name: str) -> BoundLogger:
     if structlog.is_configured():
         logger: BoundLogger = structlog.get_logger(name)
         return logger
     wrapped: BoundLogger = structlog.wrap_logger(
-        logging.getLogger(name), processors=_PROCESSORS, wrapper_class=BoundLogger
+        logging.getLogger(name), processors=_PROCESSORS, wrapper_class=_Logger
     )
     return wrapped

@@ -9,7 +9,6 @@ that stopped reading cannot wedge a shutdown.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator
 from typing import Generic, TypeVar
 
 import anyio
@@ -39,6 +38,14 @@ class FrameQueue(Generic[T]):
         if self._closed:
             raise anyio.ClosedResourceError
         self._items.append(item)
+        if self._readable is not None:
+            self._readable.set()
+            self._readable = None
+
+    def put_many(self, items: list[T]) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        self._items.extend(items)
         if self._readable is not None:
             self._readable.set()
             self._readable = None
@@ -86,9 +93,14 @@ class FrameQueue(Generic[T]):
             self._room = None
         return items
 
-    async def __aiter__(self) -> AsyncIterator[T]:
-        while True:
-            try:
-                yield await self.get()
-            except anyio.EndOfStream:
-                return
+    def __aiter__(self) -> FrameQueue[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        items = self._items
+        if items and self._room is None:  # the hot path: no wait, nobody to wake
+            return items.popleft()
+        try:
+            return await self.get()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None

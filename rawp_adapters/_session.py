@@ -155,6 +155,7 @@ class Session:
         self._protocol = SessionProtocol(
             session_id,
             sink=self._queue.put,
+            sink_many=self._queue.put_many,
             log=self._log,
             limits=Limits(
                 frame_buffer=options.frame_buffer,

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pydantic import BaseModel
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters._adapter import (
@@ -158,7 +159,12 @@ _FENCED: Final[frozenset[type[Any]]] = frozenset(
 """Payloads with a ``turn_id`` that fences them to their turn (turn start and end
 aside): the types :meth:`SessionProtocol._put` checks, by exact type."""
 _new = object.__new__
-_set = object.__setattr__
+# pydantic's slots of every model, set through their descriptors: faster than
+# object.__setattr__, which looks each one up by name.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 # ------------------------------------------------------------------ state
@@ -170,8 +176,9 @@ class _Interaction:
 
 
 class SessionProtocol:
-    """One session's protocol state. Frames go to ``sink`` in ``seq`` order; methods
-    that can ask for work return the :data:`Effect` list the driver must carry out.
+    """One session's protocol state. Frames go to ``sink`` in ``seq`` order (those of
+    one :meth:`emit_many` to ``sink_many`` together, when given); methods that can ask
+    for work return the :data:`Effect` list the driver must carry out.
 
     ``backlogged`` tells whether the host is behind (its queue at the bound): then
     answers to bad input are counted rather than queued.
@@ -182,6 +189,7 @@ class SessionProtocol:
         session_id: str,
         *,
         sink: Callable[[ClientFrame], object],
+        sink_many: Callable[[list[ClientFrame]], object] | None = None,
         log: BoundLogger,
         limits: Limits | None = None,
         backlogged: Callable[[], bool] = lambda: False,
@@ -191,10 +199,15 @@ class SessionProtocol:
         self.session_id = session_id
         self.limits = limits or Limits()
         self._sink = sink
+        self._sink_many = sink_many
+        self._batch: list[ClientFrame] | None = None
+        """The frames of the running :meth:`emit_many`, for ``sink_many``."""
         self._log = log
         self._backlogged = backlogged
         self._new_id = new_id
         self._clock = clock
+        self._batch_timestamp: str | None = None
+        """The clock read once for the payloads of one :meth:`emit_many`."""
         self.seq = 0
         self.features: Features | None = None
         self.model: str | None = None
@@ -811,9 +824,19 @@ class SessionProtocol:
     # ------------------------------------------------------------ emitting
 
     def emit_many(self, payloads: Iterable[ClientPayload]) -> None:
-        """:meth:`emit` each payload in turn (what the adapter produced at one moment)."""
-        for payload in payloads:
-            self.emit(payload)
+        """:meth:`emit` each payload in turn (what the adapter produced at one moment:
+        their frames have one timestamp, and go to ``sink_many`` together)."""
+        self._batch_timestamp = self._clock()
+        batch = self._batch = [] if self._sink_many is not None else None
+        try:
+            admit = self.emit
+            for payload in payloads:
+                admit(payload)
+        finally:
+            self._batch_timestamp = None
+            self._batch = None
+            if batch and self._sink_many is not None:
+                self._sink_many(batch)
 
     def emit(self, payload: ClientPayload) -> None:
         """A payload from the adapter. Frames the runtime owns (turn start and end,
@@ -865,7 +888,7 @@ class SessionProtocol:
                         payload=kind.__name__,
                     )
                     return
-                if isinstance(payload, SessionUsage):
+                if type(payload) is SessionUsage:  # isinstance is slow on pydantic models
                     turn.add_usage(payload)
                     if self.limits.usage_steps:
                         self._number(payload, _STEP_METADATA)
@@ -886,23 +909,25 @@ class SessionProtocol:
         # frame's payload type, and the envelope's fields are the session's own.
         frame_class, frame_type = _FRAME_TYPES[type(payload)]
         frame = _new(frame_class)
-        _set(
+        _set_dict(
             frame,
-            "__dict__",
             {
                 "version": DPS_VERSION,
                 "type": frame_type,
                 "session_id": self.session_id,
                 "seq": seq,
-                "timestamp": self._clock(),
+                "timestamp": self._batch_timestamp or self._clock(),
                 "metadata": metadata,
                 "payload": payload,
             },
         )
-        _set(frame, "__pydantic_fields_set__", _FIELDS_SET.copy())
-        _set(frame, "__pydantic_extra__", None)
-        _set(frame, "__pydantic_private__", None)
-        self._sink(frame)
+        _set_fields_set(frame, _FIELDS_SET.copy())
+        _set_extra(frame, None)
+        _set_private(frame, None)
+        if self._batch is not None:
+            self._batch.append(frame)
+        else:
+            self._sink(frame)
 
     def session_error(self, code: SessionErrorCode, message: str) -> None:
         """Answer the Master's input. While the host is behind, answers are counted,

@@ -67,7 +67,7 @@ async def _write_frames(
     """Write every frame until the session's stream ends: what is queued at once is
     encoded and written in one go (a frame never waits for others to come). If ``send``
     breaks, calls ``on_broken`` once, drains the rest unwritten and returns False."""
-    encode = FrameEncoder().encode
+    encode_all = FrameEncoder().encode_all
     broken = False
     while True:
         try:
@@ -77,7 +77,7 @@ async def _write_frames(
         if broken:
             continue
         try:
-            await send.send(b"".join([encode(frame) for frame in frames]))
+            await send.send(encode_all(frames))
         except _STREAM_FAILED as exc:
             _log.error("writing frames failed; ending the session", error=_reason(exc))
             broken = True

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import anyio.to_thread
 import psutil
 from structlog.stdlib import BoundLogger
@@ -61,6 +62,39 @@ class _Tail:
         return text or None
 
 
+class _PipeReceiveStream(anyio.abc.ByteReceiveStream):
+    """The read end of a pipe, read from the event loop itself: one ``os.read`` per
+    receive, not a transport reading into a stream buffer that a receive copies out of
+    again. Closing closes the pipe."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        await anyio.lowlevel.checkpoint()  # data may never run out: let others run
+        while True:
+            if self._fd < 0:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            anyio.notify_closing(fd)
+            os.close(fd)
+        await anyio.lowlevel.checkpoint()
+
+
 class AgentProcess:
     """One running agent process. Use :meth:`spawn`."""
 
@@ -68,12 +102,14 @@ class AgentProcess:
         self,
         process: anyio.abc.Process,
         *,
+        stdout: anyio.abc.ByteReceiveStream,
         confinement: Confinement,
         marker: Marker,
         stderr_tail_bytes: int,
         log: BoundLogger,
     ) -> None:
         self._process = process
+        self._stdout = stdout
         self._confinement = confinement
         self._marker = marker
         self._log = log
@@ -102,7 +138,16 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start ``argv`` in a new session, confined as tightly as the host allows
         (logged). Raises ``OSError`` when it cannot be started."""
-        process, confinement = await open_confined_process(argv, cwd=cwd, env=env, name=marker[1])
+        read_end, write_end = os.pipe()
+        try:
+            process, confinement = await open_confined_process(
+                argv, cwd=cwd, env=env, name=marker[1], stdout=write_end
+            )
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
         cgroup = confinement.cgroup
         log.info(
             "agent confined",
@@ -113,6 +158,7 @@ class AgentProcess:
         )
         return cls(
             process,
+            stdout=_PipeReceiveStream(read_end),
             confinement=confinement,
             marker=marker,
             stderr_tail_bytes=stderr_tail_bytes,
@@ -147,9 +193,7 @@ class AgentProcess:
 
     @property
     def stdout(self) -> anyio.abc.ByteReceiveStream:
-        stream = self._process.stdout
-        assert stream is not None
-        return stream
+        return self._stdout
 
     def stderr_tail(self) -> str | None:
         return self._tail.text()
@@ -274,6 +318,7 @@ class AgentProcess:
                 self._log.error("cannot remove the agent's cgroup", error=str(exc))
         with anyio.move_on_after(_KILL_WAIT):
             await self._process.aclose()
+        await self._stdout.aclose()
 
     def _signal_group(self, sig: signal.Signals) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

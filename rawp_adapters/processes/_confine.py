@@ -90,11 +90,11 @@ def _program(argv0: str, *, cwd: Path, env: Mapping[str, str]) -> str:
     return str(cwd / found)
 
 
-async def _open(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Process:
+async def _open(argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout: int) -> Process:
     return await anyio.open_process(
         list(argv),
         stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
+        stdout=stdout,
         stderr=subprocess.PIPE,
         cwd=cwd,
         env=dict(env),
@@ -103,9 +103,15 @@ async def _open(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Proce
 
 
 async def _open_in_cgroup(
-    argv: Sequence[str], program: str, cwd: Path, env: Mapping[str, str], cgroup: SessionCgroup
+    argv: Sequence[str],
+    program: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdout: int,
+    cgroup: SessionCgroup,
 ) -> Process:
-    process = await _open(["/bin/sh", "-c", _GATE, "rawp-gate", program, *argv[1:]], cwd, env)
+    gate = ["/bin/sh", "-c", _GATE, "rawp-gate", program, *argv[1:]]
+    process = await _open(gate, cwd, env, stdout)
     assert process.stdin is not None
     with anyio.CancelScope(shield=True):
         try:
@@ -120,18 +126,24 @@ async def _open_in_cgroup(
 
 
 async def open_confined_process(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], name: str
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    name: str,
+    stdout: int = subprocess.PIPE,
 ) -> tuple[Process, Confinement]:
     """Start ``argv`` (pipes on stdin, stdout and stderr, in a new session) confined by
     the strongest mechanism available: its own cgroup v2 (called ``rawp-<name>-<n>``),
-    else as a child subreaper, else nothing more than the tree snapshots.
+    else as a child subreaper, else nothing more than the tree snapshots. ``stdout``
+    may instead be a file descriptor the agent writes to (the caller reads it).
 
     Raises ``OSError`` when ``argv`` cannot be started, ``ValueError`` when
     ``RAWP_CONTAINMENT`` names no mechanism. Remove the cgroup when the agent is gone.
     """
     allowed = _allowed_containments()
     if allowed[0] == "tree-snapshot":
-        return await _open(argv, cwd, env), Confinement("tree-snapshot")
+        return await _open(argv, cwd, env, stdout), Confinement("tree-snapshot")
     program = _program(argv[0], cwd=cwd, env=env)
     refused: list[str] = []
     if "cgroup" in allowed:
@@ -141,7 +153,7 @@ async def open_confined_process(
             refused.append(f"no cgroup: {exc}")
         else:
             try:
-                process = await _open_in_cgroup(argv, program, cwd, env, cgroup)
+                process = await _open_in_cgroup(argv, program, cwd, env, stdout, cgroup)
             except OSError as exc:
                 cgroup.remove()
                 refused.append(f"cannot start in a cgroup: {exc}")
@@ -152,9 +164,11 @@ async def open_confined_process(
     else:
         wrapper = [sys.executable, "-I", "-S", "-c", _SUBREAPER, program, *argv]
         try:
-            process = await _open(wrapper, cwd, env)
+            process = await _open(wrapper, cwd, env, stdout)
         except OSError as exc:
             refused.append(f"cannot start as a child subreaper: {exc}")
         else:
             return process, Confinement("subreaper", None, "; ".join(refused) or None)
-    return await _open(argv, cwd, env), Confinement("tree-snapshot", None, "; ".join(refused))
+    return await _open(argv, cwd, env, stdout), Confinement(
+        "tree-snapshot", None, "; ".join(refused)
+    )

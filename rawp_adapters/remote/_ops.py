@@ -143,11 +143,12 @@ class Publisher:
     def __init__(self, js: JetStreamContext, names: Names, session_id: str) -> None:
         self._js = js
         self._subject = names.frames_subject(session_id)
-        self._encode = FrameEncoder().encode
+        self._encoder = FrameEncoder()
 
     async def publish(self, frames: Sequence[ClientFrame], give_up_after: float) -> None:
         batch = [
-            (self._encode(frame), {MSG_ID: f"{frame.session_id}:{frame.seq}"}) for frame in frames
+            (self._encoder.encode_all((frame,)), {MSG_ID: f"{frame.session_id}:{frame.seq}"})
+            for frame in frames
         ]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + give_up_after

@@ -14,7 +14,7 @@ from rawp_adapter_sdk import SdkAdapter
 
 from rawp_adapters.testing import ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
-from tests.sdk.test_claude_core import claude_settings
+from tests.sdk.claude_sessions import claude_settings
 from tests.support.claude import claude_sdk_available
 from tests.support.llm_anthropic import ScriptedAnthropic
 from tests.support.llm_openai import ScriptedOpenAI

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from rawp_adapters import HostToolCall, SessionContext, SessionOptions, Turn, TurnResult
@@ -233,3 +234,34 @@ async def test_a_host_call_with_no_turn_running_is_cancelled(tmp_path: Path) -> 
         )
     assert outcome.resolution == "cancelled"
     assert not d.of_type(ToolInvokeRequestFrame)
+
+
+async def test_the_agents_own_report_of_a_running_host_call_in_a_batch_is_dropped(
+    tmp_path: Path,
+) -> None:
+    echoed = anyio.Event()
+
+    async def reporting(turn: Turn, ctx: SessionContext) -> TurnResult:
+        async def echo_progress(output: str) -> None:
+            # as omp does: its own update events while the Master streams
+            await ctx.emit_many(
+                [ToolInvokeStream(invocation_id="c1", output=output, turn_id=turn.turn_id)]
+            )
+            echoed.set()
+
+        call = HostToolCall("c1", "lookup", {"word": "x"}, turn_id=turn.turn_id)
+        await ctx.call_host_tool(call, echo_progress)
+        return TurnResult()
+
+    adapter = FunctionAdapter(reporting, host_tools=True)
+    async with drive(adapter, workspace=tmp_path) as d:
+        await d.send(d.control.publish_tools([LOOKUP]))
+        await d.wait_for(ToolCatalogUpdatedFrame)
+        start = await d.start_prompt("go")
+        await d.wait_for(ToolInvokeRequestFrame)
+        await d.send(d.control.tool_stream("c1", "half"))
+        with anyio.fail_after(5):
+            await echoed.wait()
+        await d.send(d.control.tool_result("c1", "ok"))
+        turn = await d.wait_turn(start.payload.turn_id)
+    assert [f.payload.output for f in turn.of_type(ToolInvokeStreamFrame)] == ["half"]

@@ -93,45 +93,48 @@ class MessageReader:
         return self.done.is_set()
 
     async def _handle(self, items: list[bytes | OversizedLine]) -> None:
-        messages: list[WireMessage] = []
-        for item in items:
-            self._lines += 1
-            if len(messages) == BATCH_MESSAGES:
-                await self._on_messages(messages)
-                messages = []
-            if isinstance(item, OversizedLine):
-                if messages:
-                    await self._on_messages(messages)
-                    messages = []
-                await self._on_error(
-                    AgentError(
-                        severity="error",
-                        error_code="FRAME_TOO_LARGE",
-                        message=f"the agent wrote a {item.size}-byte line, over the "
-                        f"{self._max_line_bytes}-byte limit; it was skipped",
-                    )
-                )
-                continue
-            if item.startswith(_TYPE_PREFIX):
-                # The common case inline (decode_line's first step): a known event type
-                # decoded by its typed decoder, an ignored one skipped unparsed.
-                decoder = _DECODERS.get(item[_TYPE_START : item.find(b'"', _TYPE_START)])
-                if decoder is None:
+        for start in range(0, len(items), BATCH_MESSAGES):
+            batch = items[start : start + BATCH_MESSAGES]
+            self._lines += len(batch)
+            messages: list[WireMessage] = []
+            decoders = _DECODERS
+            for item in batch:
+                if isinstance(item, OversizedLine):
+                    if messages:
+                        await self._on_messages(messages)
+                        messages = []
+                    await self._oversized(item)
                     continue
+                if item.startswith(_TYPE_PREFIX):
+                    # The common case inline (decode_line's first step): a known event
+                    # type decoded by its typed decoder, an ignored one skipped unparsed.
+                    decoder = decoders.get(item[_TYPE_START : item.find(b'"', _TYPE_START)])
+                    if decoder is None:
+                        continue
+                    try:
+                        messages.append(decoder.decode(item))
+                        continue
+                    except (msgspec.DecodeError, UnicodeDecodeError):
+                        pass  # decode_line says what is wrong (or repairs the UTF-8)
                 try:
-                    messages.append(decoder.decode(item))
+                    message = decode_line(item)
+                except WireError as exc:
+                    self._skip(item, exc)
                     continue
-                except (msgspec.DecodeError, UnicodeDecodeError):
-                    pass  # decode_line says what is wrong (or repairs the UTF-8)
-            try:
-                message = decode_line(item)
-            except WireError as exc:
-                self._skip(item, exc)
-                continue
-            if message is not None:
-                messages.append(message)
-        if messages:
-            await self._on_messages(messages)
+                if message is not None:
+                    messages.append(message)
+            if messages:
+                await self._on_messages(messages)
+
+    async def _oversized(self, item: OversizedLine) -> None:
+        await self._on_error(
+            AgentError(
+                severity="error",
+                error_code="FRAME_TOO_LARGE",
+                message=f"the agent wrote a {item.size}-byte line, over the "
+                f"{self._max_line_bytes}-byte limit; it was skipped",
+            )
+        )
 
     def _skip(self, line: bytes, error: WireError) -> None:
         self._skipped += 1

@@ -86,6 +86,7 @@ _VERSION_GRACE = 2.0
 """Seconds ``<command> --version`` may still take once the agent is ready (it runs while
 the agent starts); then the version is reported as unknown."""
 _CONTROL = (Response, UiRequest, Ready, HostToolCallRequest, HostToolCancel)
+_CONTROL_TYPES = frozenset(_CONTROL)
 _HOST_GATE_PASSED = InteractionOutcome("allow", "answered")
 """The agent's own gate passes host tool calls: the runtime asks the Master for them."""
 
@@ -269,8 +270,10 @@ class RpcAgent:
         the control message or signal that follows it is acted on."""
         payloads: list[ClientPayload] = []
         feed = self._translator.feed
+        # The exact type tested first: isinstance is slow on msgspec structs, and control
+        # messages are rare.
         for message in messages:
-            if isinstance(message, _CONTROL):
+            if type(message) in _CONTROL_TYPES and isinstance(message, _CONTROL):
                 if payloads:
                     await self._ctx.emit_many(payloads)
                     payloads = []

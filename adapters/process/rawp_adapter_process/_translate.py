@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from pydantic import BaseModel
+
 from rawp_adapter_process._plans import TODO_TOOL, changed_plan
 from rawp_adapter_process._wire import (
     AgentEnd,
@@ -363,7 +365,9 @@ class Translator:
             if not event.delta:
                 return []
             thinking = kind == "thinking_delta"
-            block = self._block(event.contentIndex, thinking)
+            block = self._blocks.get(event.contentIndex) or self._block(
+                event.contentIndex, thinking
+            )
             block.parts.append(event.delta)
             return [_delta(thinking, turn_id, block.index, event.delta)]
         if kind == "text_start" or kind == "thinking_start":
@@ -487,10 +491,21 @@ class Translator:
         return outputs
 
 
-def _done(turn_id: str, block: _Block, text: str) -> ClientPayload:
+def _done(turn_id: str, block: _Block, text: str) -> TextDone | ThinkingDone:
+    """``TextDone`` (or ``ThinkingDone``) built as :func:`_delta` builds a delta: the
+    text is the agent's (a ``str`` msgspec decoded) or the deltas' joined."""
+    done: TextDone | ThinkingDone
+    fields = {"turn_id": turn_id, "index": block.index, "text": text}
     if block.thinking:
-        return ThinkingDone(turn_id=turn_id, index=block.index, text=text)
-    return TextDone(turn_id=turn_id, index=block.index, text=text)
+        done = _new(ThinkingDone)
+        fields["redacted"] = False
+    else:
+        done = _new(TextDone)
+    _set_dict(done, fields)
+    _set_fields_set(done, _DELTA_FIELDS.copy())
+    _set_extra(done, None)
+    _set_private(done, None)
+    return done
 
 
 def _result_output(output_type: OutputType, result: ToolResult) -> str | None:
@@ -519,7 +534,12 @@ def _compacted(result: CompactionResult | None, aborted: bool, error: str | None
 
 
 _new = object.__new__
-_set = object.__setattr__
+# pydantic's slots of every model, set through their descriptors: faster than
+# object.__setattr__, which looks each one up by name.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _DELTA_FIELDS: Final = {"turn_id", "index", "text"}
 
 
@@ -530,15 +550,11 @@ def _delta(thinking: bool, turn_id: str, index: int, text: str) -> TextDelta | T
     delta: TextDelta | ThinkingDelta
     if thinking:
         delta = _new(ThinkingDelta)
-        _set(
-            delta,
-            "__dict__",
-            {"turn_id": turn_id, "index": index, "text": text, "redacted": False},
-        )
+        _set_dict(delta, {"turn_id": turn_id, "index": index, "text": text, "redacted": False})
     else:
         delta = _new(TextDelta)
-        _set(delta, "__dict__", {"turn_id": turn_id, "index": index, "text": text})
-    _set(delta, "__pydantic_fields_set__", _DELTA_FIELDS.copy())
-    _set(delta, "__pydantic_extra__", None)
-    _set(delta, "__pydantic_private__", None)
+        _set_dict(delta, {"turn_id": turn_id, "index": index, "text": text})
+    _set_fields_set(delta, _DELTA_FIELDS.copy())
+    _set_extra(delta, None)
+    _set_private(delta, None)
     return delta
