@@ -16,6 +16,7 @@ from rawp_adapters._errors import RawpError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES
 from rawp_adapters._registry import create_adapter
 from rawp_adapters._schema import frame_types
+from rawp_adapters.cli import _worker
 from rawp_adapters.cli._check import check_command
 from rawp_adapters.cli._commands import (
     adapters_command,
@@ -44,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _schema(parser, args)
     if args.command == "check":
         return _check(parser, args)
+    if args.command == "worker":
+        return _worker.worker_command(args)
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         parser.error(f"--workspace {args.workspace} is not a directory")
@@ -266,6 +269,11 @@ def _add_check(
     common: argparse.ArgumentParser,
     settings: argparse.ArgumentParser,
 ) -> None:
+    _worker.add_arguments(
+        commands.add_parser(
+            "worker", parents=[common], help="host sessions for Masters on a NATS server"
+        )
+    )
     check = commands.add_parser(
         "check",
         parents=[common, settings],

@@ -9,16 +9,12 @@ command line: ``NATS_TOKEN``, ``NATS_PASSWORD``.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
-
-LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -140,22 +136,3 @@ def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"a whole number >= 1, not {text!r}")
     return int(text)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="rawp-adapters worker", description="Host sessions for Masters on a NATS server."
-    )
-    parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning")
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
-    return worker_command(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
