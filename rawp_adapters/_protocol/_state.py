@@ -538,16 +538,13 @@ class SessionProtocol:
 
     def open_host_call(self, call: HostToolCall) -> ToolInvokeRequest | HostToolOutcome:
         """Publish a host tool call for the Master, or refuse it (with its error result)."""
-        refusal = self._host_call_refusal(call)
+        refusal = self.host_call_refusal(call)
         if refusal is not None:
             return refusal
         return self.host_calls.open(call, self.limits.host_tool_timeout_ms)
 
     def host_call_refusal(self, call: HostToolCall) -> HostToolOutcome | None:
         """Refuse ``call`` now if the Master must not be asked (before any permission)."""
-        return self._host_call_refusal(call)
-
-    def _host_call_refusal(self, call: HostToolCall) -> HostToolOutcome | None:
         if self.closing:
             return HostToolOutcome(
                 output="the session is closing", is_error=True, resolution="session_end"
