@@ -11,7 +11,7 @@ import pytest
 from tests.remote.cluster import NatsServer, nats_server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # gone before other packages' tests count child processes
 def nats(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
     with nats_server(tmp_path_factory.mktemp("nats")) as server:
         yield server

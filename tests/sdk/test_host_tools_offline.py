@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 from rawp_adapter_sdk import CoreFeatures, SdkAdapter
 from rawp_adapter_sdk.cores.demo import DemoCore
 from rawp_adapter_sdk.testing import FunctionCore, stall, use_host_tool
 
 from rawp_adapters.frames import (
+    Delivery,
     InteractionRequestFrame,
     SessionCapabilitiesFrame,
     SessionErrorFrame,
@@ -123,12 +125,22 @@ async def test_a_core_without_host_tools_makes_the_adapter_refuse_a_catalog(
 async def test_a_core_that_steers_gets_both_deliveries_in_the_running_prompt(
     tmp_path: Path,
 ) -> None:
+    both = anyio.Event()
+
+    class Steered(FunctionCore):
+        async def steer(self, text: str, delivery: Delivery) -> None:
+            await super().steer(text, delivery)
+            if len(self.steered) == 2:
+                both.set()
+
     features = CoreFeatures(abort=True, steering=True, follow_up=True)
-    core = FunctionCore(stall("working"), features=features)
+    core = Steered(stall("working"), features=features)
     async with drive(SdkAdapter.for_core(core), workspace=tmp_path) as d:
         start = await d.start_prompt("go")
         await d.send(d.control.steer("also B"))
         await d.send(d.control.follow_up("then C"))
+        with anyio.fail_after(10):
+            await both.wait()
         await d.send(d.control.abort(start.payload.turn_id))
         await d.wait_turn(start.payload.turn_id)
     caps = d.of_type(SessionCapabilitiesFrame)[0].payload.features
