@@ -88,6 +88,7 @@ from rawp_adapters._frames import (
     SessionErrorCode,
     SessionUsage,
     StopReason,
+    TextDelta,
     ToolCatalogPublish,
     ToolCatalogPublishFrame,
     ToolCatalogUpdated,
@@ -840,6 +841,17 @@ class SessionProtocol:
         capabilities, questions and their resolution, state, session errors,
         ``session.closed``) are refused: only the runtime may say those."""
         kind = type(payload)
+        if kind is TextDelta:  # the most common payload by far: _put's rules for it, inline
+            turn = self.turn
+            if (
+                turn is not None
+                and turn.turn.turn_id == payload.turn_id  # type: ignore[union-attr]
+                and self.ready
+                and not self.sealed
+            ):
+                turn.track(payload, self._log)
+                self._number(payload, None)
+                return
         if kind in RUNTIME_OWNED:
             self._refuse_forged(_FRAME_TYPES[kind][1])
             return

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from rawp_adapters import FrameError, decode_frame, encode_frame
-from rawp_adapters._codec import FRAME_CLASS_BY_TYPE, utc_timestamp
+from rawp_adapters._codec import FRAME_CLASS_BY_TYPE, FrameEncoder, utc_timestamp
 from rawp_adapters.frames import TextDeltaFrame, UnknownFrame
 from tests.core.samples import SAMPLE_PAYLOADS, TRICKY, sample_frame
 
@@ -22,6 +22,17 @@ def test_every_frame_type_survives_a_round_trip(frame_type: str) -> None:
     assert line.endswith(b"\n")
     assert line.count(b"\n") == 1, "a frame is exactly one line"
     assert decode_frame(line) == frame
+
+
+def test_the_stream_encoder_writes_every_frame_as_encode_frame_does_across_sessions() -> None:
+    frames = []
+    for seq, frame_type in enumerate(sorted(SAMPLE_PAYLOADS), start=1):
+        for session_id in ("session-a", "session-b"):
+            fields = sample_frame(frame_type, seq) | {"session_id": session_id}
+            for metadata in (fields["metadata"], None):
+                frames.append(decode_frame(json.dumps(fields | {"metadata": metadata})))
+    encoded = FrameEncoder().encode_all(frames)
+    assert encoded == b"".join(encode_frame(frame) for frame in frames)
 
 
 def test_unicode_line_separators_are_escaped_on_the_wire_and_restored() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from rawp_adapter_process._wire import (
@@ -12,11 +13,16 @@ from rawp_adapter_process._wire import (
     ToolExecutionUpdate,
     UiRequest,
     WireError,
+    decode_batch,
     decode_compaction,
     decode_line,
     decode_state,
     encode_command,
 )
+
+from rawp_adapters import OversizedLine
+
+TRANSCRIPTS = Path(__file__).parents[1] / "fixtures" / "transcripts"
 
 
 def test_a_message_update_decodes_only_the_assistant_event() -> None:
@@ -105,3 +111,37 @@ def test_a_command_is_one_compact_json_line() -> None:
     assert line.endswith(b"\n")
     assert line.count(b"\n") == 1
     assert json.loads(line) == {"id": "rawp-1", "type": "prompt", "message": "a\nb\u2028"}
+
+
+@pytest.mark.parametrize("transcript", sorted(TRANSCRIPTS.glob("*.stdout.jsonl")), ids=str)
+def test_a_batch_of_real_agent_lines_decodes_as_each_line_does_on_its_own(
+    transcript: Path,
+) -> None:
+    lines = [line for line in transcript.read_bytes().split(b"\n") if line]
+    one_by_one = [message for line in lines if (message := decode_line(line)) is not None]
+    batch = decode_batch(lines)
+    assert batch is not None, "every type these agents write is listed"
+    assert batch == one_by_one
+
+
+@pytest.mark.parametrize(
+    "odd_line",
+    [
+        b"not json at all",
+        b'{"type":"message_update","assistantMessageEvent":',
+        b'{"type":"a_type_nobody_listed"}',
+        b'{"type":"agent_start"}{"type":"agent_start"}',
+        b'{"type":"tool_execution_start","toolCallId":5}',
+        b'{"type":"ready","type":"agent_start"}',
+        b'{"type":"message_end","message":{"role":"a\xffb"}}',
+        b"[1, 2]",
+    ],
+)
+def test_a_batch_with_a_line_that_is_not_a_listed_event_is_left_to_line_by_line(
+    odd_line: bytes,
+) -> None:
+    assert decode_batch([b'{"type":"agent_start"}', odd_line]) is None
+
+
+def test_a_batch_with_an_oversized_line_is_left_to_line_by_line() -> None:
+    assert decode_batch([b'{"type":"agent_start"}', OversizedLine(10)]) is None

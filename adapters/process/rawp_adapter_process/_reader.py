@@ -6,17 +6,9 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.abc
-import msgspec
 from structlog.stdlib import BoundLogger
 
-from rawp_adapter_process._wire import (
-    _DECODERS,
-    _TYPE_PREFIX,
-    _TYPE_START,
-    WireError,
-    WireMessage,
-    decode_line,
-)
+from rawp_adapter_process._wire import WireError, WireMessage, decode_batch, decode_line
 from rawp_adapters import LineFramer, OversizedLine
 from rawp_adapters.frames import AgentError
 
@@ -96,35 +88,32 @@ class MessageReader:
         for start in range(0, len(items), BATCH_MESSAGES):
             batch = items[start : start + BATCH_MESSAGES]
             self._lines += len(batch)
-            messages: list[WireMessage] = []
-            decoders = _DECODERS
-            for item in batch:
-                if isinstance(item, OversizedLine):
-                    if messages:
-                        await self._on_messages(messages)
-                        messages = []
-                    await self._oversized(item)
-                    continue
-                if item.startswith(_TYPE_PREFIX):
-                    # The common case inline (decode_line's first step): a known event
-                    # type decoded by its typed decoder, an ignored one skipped unparsed.
-                    decoder = decoders.get(item[_TYPE_START : item.find(b'"', _TYPE_START)])
-                    if decoder is None:
-                        continue
-                    try:
-                        messages.append(decoder.decode(item))
-                        continue
-                    except (msgspec.DecodeError, UnicodeDecodeError):
-                        pass  # decode_line says what is wrong (or repairs the UTF-8)
-                try:
-                    message = decode_line(item)
-                except WireError as exc:
-                    self._skip(item, exc)
-                    continue
-                if message is not None:
-                    messages.append(message)
-            if messages:
+            messages = decode_batch(batch)
+            if messages is None:
+                await self._handle_one_by_one(batch)
+            elif messages:
                 await self._on_messages(messages)
+
+    async def _handle_one_by_one(self, batch: list[bytes | OversizedLine]) -> None:
+        """A batch with a line that is not a known event: each line on its own, the
+        messages before an oversized line handed on before it is reported."""
+        messages: list[WireMessage] = []
+        for item in batch:
+            if isinstance(item, OversizedLine):
+                if messages:
+                    await self._on_messages(messages)
+                    messages = []
+                await self._oversized(item)
+                continue
+            try:
+                message = decode_line(item)
+            except WireError as exc:
+                self._skip(item, exc)
+                continue
+            if message is not None:
+                messages.append(message)
+        if messages:
+            await self._on_messages(messages)
 
     async def _oversized(self, item: OversizedLine) -> None:
         await self._on_error(

@@ -298,11 +298,11 @@ class Translator:
         self._host_held.pop(tool_call_id, None)
 
     def feed(self, event: WireMessage) -> list[Output]:
+        if type(event) is MessageUpdate:  # most events by far; isinstance is slower
+            return [] if self._foreign_run else self._on_update(event.assistantMessageEvent)
         if self._foreign_run and isinstance(event, _RUN_EVENTS):
             return []
         match event:
-            case MessageUpdate():
-                return self._on_update(event.assistantMessageEvent)
             case ToolExecutionUpdate():
                 return self._on_tool_update(event)
             case MessageEnd():

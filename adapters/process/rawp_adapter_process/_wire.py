@@ -3,15 +3,19 @@
 Only the fields the adapter uses are declared; msgspec skips everything else without
 building it. That matters: every ``message_update`` repeats the whole partial message
 twice (~850 bytes around a 10-byte delta), and ``agent_end`` or ``get_state`` carry whole
-histories. Lines that start with ``{"type":"`` (every event the agent writes) are
-dispatched on that prefix, so event types the adapter ignores are never parsed at all.
+histories. Every event is a struct tagged by its ``type``, so a batch of lines decodes
+in one pass (:func:`decode_batch`); a line on its own is dispatched on its ``type``
+prefix, and a type the adapter ignores is then not parsed at all (:func:`decode_line`).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any, Final, TypeVar, Union, get_args
 
 import msgspec
+
+from rawp_adapters import OversizedLine
 
 T = TypeVar("T", bound=msgspec.Struct)
 
@@ -82,11 +86,15 @@ class EditDetails(msgspec.Struct):
 # ----------------------------------------------------------------- stdout messages
 
 
-class Ready(msgspec.Struct):
+class _Event(msgspec.Struct, tag_field="type"):
+    """A line of the agent's stdout; its ``type`` is the subclass's tag."""
+
+
+class Ready(_Event, tag="ready"):
     version: str | None = None
 
 
-class Response(msgspec.Struct):
+class Response(_Event, tag="response"):
     id: str | None = None
     command: str | None = None
     success: bool = False
@@ -94,7 +102,7 @@ class Response(msgspec.Struct):
     data: msgspec.Raw = msgspec.Raw()
 
 
-class UiRequest(msgspec.Struct):
+class UiRequest(_Event, tag="extension_ui_request"):
     id: str = ""
     method: str = ""
     title: str | None = None
@@ -106,62 +114,62 @@ class UiRequest(msgspec.Struct):
     targetId: str | None = None
 
 
-class SessionHeader(msgspec.Struct):
+class SessionHeader(_Event, tag="session"):
     """First line of the one-shot JSON mode: the session the next run can resume."""
 
     id: str | None = None
 
 
-class AgentStart(msgspec.Struct):
+class AgentStart(_Event, tag="agent_start"):
     pass
 
 
-class AgentEnd(msgspec.Struct):
+class AgentEnd(_Event, tag="agent_end"):
     isTerminal: bool | None = None
     messages: list[MessageInfo] = []
 
 
-class MessageUpdate(msgspec.Struct):
+class MessageUpdate(_Event, tag="message_update"):
     assistantMessageEvent: AssistantMessageEvent
 
 
-class MessageEnd(msgspec.Struct):
+class MessageEnd(_Event, tag="message_end"):
     message: MessageInfo
 
 
-class ToolExecutionStart(msgspec.Struct):
+class ToolExecutionStart(_Event, tag="tool_execution_start"):
     toolCallId: str
     toolName: str
     args: dict[str, Any] = {}
 
 
-class ToolExecutionUpdate(msgspec.Struct):
+class ToolExecutionUpdate(_Event, tag="tool_execution_update"):
     toolCallId: str
     toolName: str = ""
     partialResult: ToolResult | None = None
 
 
-class ToolExecutionEnd(msgspec.Struct):
+class ToolExecutionEnd(_Event, tag="tool_execution_end"):
     toolCallId: str
     toolName: str = ""
     result: ToolResult | None = None
     isError: bool = False
 
 
-class AutoRetryStart(msgspec.Struct):
+class AutoRetryStart(_Event, tag="auto_retry_start"):
     attempt: int = 0
     maxAttempts: int = 0
     delayMs: float = 0.0
     errorMessage: str = ""
 
 
-class AutoRetryEnd(msgspec.Struct):
+class AutoRetryEnd(_Event, tag="auto_retry_end"):
     success: bool = False
     attempt: int = 0
     finalError: str | None = None
 
 
-class AutoCompactionEnd(msgspec.Struct):
+class AutoCompactionEnd(_Event, tag="auto_compaction_end"):
     """xcsh and omp: the end of an automatic compaction."""
 
     result: CompactionResult | None = None
@@ -169,7 +177,7 @@ class AutoCompactionEnd(msgspec.Struct):
     errorMessage: str | None = None
 
 
-class CompactionEnd(msgspec.Struct):
+class CompactionEnd(_Event, tag="compaction_end"):
     """pi: the end of any compaction; ``reason`` is ``manual`` for the ``compact`` command."""
 
     reason: str | None = None
@@ -178,13 +186,13 @@ class CompactionEnd(msgspec.Struct):
     errorMessage: str | None = None
 
 
-class ExtensionError(msgspec.Struct):
+class ExtensionError(_Event, tag="extension_error"):
     extensionPath: str = ""
     event: str = ""
     error: str = ""
 
 
-class HostToolCallRequest(msgspec.Struct):
+class HostToolCallRequest(_Event, tag="host_tool_call"):
     """omp: the agent calls a tool the host published with ``set_host_tools``."""
 
     id: str
@@ -193,7 +201,7 @@ class HostToolCallRequest(msgspec.Struct):
     arguments: dict[str, Any] = {}
 
 
-class HostToolCancel(msgspec.Struct):
+class HostToolCancel(_Event, tag="host_tool_cancel"):
     """omp: the agent stopped waiting for host tool call ``targetId`` (an abort)."""
 
     targetId: str = ""
@@ -221,28 +229,34 @@ WireMessage = (
 )
 
 _TYPES: dict[bytes, type[Any]] = {
-    b"message_update": MessageUpdate,
-    b"message_end": MessageEnd,
-    b"tool_execution_start": ToolExecutionStart,
-    b"tool_execution_update": ToolExecutionUpdate,
-    b"tool_execution_end": ToolExecutionEnd,
-    b"agent_start": AgentStart,
-    b"agent_end": AgentEnd,
-    b"response": Response,
-    b"extension_ui_request": UiRequest,
-    b"ready": Ready,
-    b"session": SessionHeader,
-    b"auto_retry_start": AutoRetryStart,
-    b"auto_retry_end": AutoRetryEnd,
-    b"auto_compaction_end": AutoCompactionEnd,
-    b"compaction_end": CompactionEnd,
-    b"extension_error": ExtensionError,
-    b"host_tool_call": HostToolCallRequest,
-    b"host_tool_cancel": HostToolCancel,
+    kind.__struct_config__.tag.encode(): kind for kind in get_args(WireMessage)
 }
 _DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
     name: msgspec.json.Decoder(kind) for name, kind in _TYPES.items()
 }
+IGNORED_EVENTS: Final = (
+    "message_start",
+    "turn_start",
+    "turn_end",
+    "auto_compaction_start",
+    "compaction_start",
+    "available_commands_update",
+    "advisor_cost_changed",
+    "queue_update",
+    "notice",
+    "session_info_changed",
+    "todo_reminder",
+    "todo_auto_clear",
+    "ttsr_triggered",
+    "retry_fallback_applied",
+    "retry_fallback_succeeded",
+)
+"""Events the agents write that the adapter does not read (others are skipped as
+well, only more slowly: see :func:`decode_batch`)."""
+_IGNORED: Final = frozenset(
+    msgspec.defstruct(f"Ignored_{name}", [], bases=(_Event,), tag=name) for name in IGNORED_EVENTS
+)
+_decode_event = msgspec.json.Decoder(Union[(*get_args(WireMessage), *_IGNORED)]).decode
 _TYPE_PREFIX = b'{"type":"'
 _TYPE_START = len(_TYPE_PREFIX)
 
@@ -253,6 +267,18 @@ class _Head(msgspec.Struct):
 
 _head = msgspec.json.Decoder(_Head)
 _encode = msgspec.json.Encoder().encode
+
+
+def decode_batch(lines: Sequence[bytes | OversizedLine]) -> list[WireMessage] | None:
+    """The messages of ``lines``, in one pass, when every line is an event of a type
+    listed here (read or ignored) that decodes; ``None`` otherwise, and the caller goes
+    line by line with :func:`decode_line`, which says what is wrong with a line."""
+    try:
+        events = list(map(_decode_event, lines))  # type: ignore[arg-type]
+    except (msgspec.DecodeError, UnicodeDecodeError, TypeError):
+        return None  # TypeError: an OversizedLine
+    ignored = _IGNORED
+    return [event for event in events if type(event) not in ignored]
 
 
 def decode_line(line: bytes) -> WireMessage | None:
