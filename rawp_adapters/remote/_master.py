@@ -14,7 +14,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.api import DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.kv import KeyValue
 
 from rawp_adapters._adapter import AgentMetadata
@@ -29,6 +29,7 @@ from rawp_adapters.remote._leases import LeaseWatch
 from rawp_adapters.remote._link import CONNECT_TIMEOUT, Credentials, Link, open_link, redact
 from rawp_adapters.remote._names import DEFAULT_PREFIX, MSG_ID, Names, check_session_id
 from rawp_adapters.remote._requests import StartRequest, options_dict
+from rawp_adapters.remote._resume import start_after
 from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams
 
 _log = get_logger("rawp_adapters.remote.master")
@@ -67,12 +68,20 @@ class RemoteSession:
         self._sub = await self._link.call(self._subscribe_here)
 
     async def _subscribe_here(self) -> Subscription:
-        return await self._link.js.subscribe(
+        js, stream = self._link.js, self._remote.names.frames_stream
+        start = await start_after(js, stream, self._subject, self.last_seq)
+        config = None
+        if start is not None:
+            config = ConsumerConfig(
+                deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start
+            )
+        return await js.subscribe(
             self._subject,
-            stream=self._remote.names.frames_stream,
+            stream=stream,
             cb=self._on_message,
             ordered_consumer=True,
-            deliver_policy=DeliverPolicy.ALL,
+            config=config,
+            deliver_policy=DeliverPolicy.ALL if config is None else None,
             idle_heartbeat=1.0,
         )
 
