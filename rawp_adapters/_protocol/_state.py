@@ -17,7 +17,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from pydantic import BaseModel
 from structlog.stdlib import BoundLogger
@@ -159,6 +159,9 @@ _FENCED: Final[frozenset[type[Any]]] = frozenset(
 )
 """Payloads with a ``turn_id`` that fences them to their turn (turn start and end
 aside): the types :meth:`SessionProtocol._put` checks, by exact type."""
+_STATE_CHANGES: Final = {state: AgentStateChanged(state=state) for state in get_args(AgentState)}
+"""One payload per state, shared by the frames (payloads are frozen): a state changes
+twice per question, and validating a new payload each time shows in its round trip."""
 _new = object.__new__
 # pydantic's slots of every model, set through their descriptors: faster than
 # object.__setattr__, which looks each one up by name.
@@ -965,4 +968,4 @@ class SessionProtocol:
             state = "waiting_interaction"
         if state != self._state:
             self._state = state
-            self._put(AgentStateChanged(state=state))
+            self._put(_STATE_CHANGES[state])
