@@ -3,9 +3,11 @@ Master's last ``seq``, not the session from its first frame."""
 
 from __future__ import annotations
 
-import nats
+from collections.abc import AsyncIterator
+
 import pytest
-from nats.aio.client import Client
+from nats import connect
+from nats.js import JetStreamContext
 
 from rawp_adapters.remote import Names
 from rawp_adapters.remote._resume import start_after
@@ -22,51 +24,46 @@ def anyio_backend() -> str:
     return "asyncio"  # nats-py runs on asyncio (the library bridges trio through a portal)
 
 
-async def test_reading_resumes_at_the_frame_after_the_last_seq_seen_among_other_sessions(
-    nats: NatsServer, prefix: str
-) -> None:
-    names = Names(prefix)
-    client = await _connect(nats)
+@pytest.fixture
+async def streams(nats: NatsServer, prefix: str) -> AsyncIterator[tuple[JetStreamContext, Names]]:
+    """A client's JetStream and the names of a prefix whose streams exist."""
+    client = await connect(nats.url)
     try:
         js = client.jetstream()
+        names = Names(prefix)
         await ensure_streams(js, names, 10.0)
-        stream, subject = names.frames_stream, names.frames_subject("mine")
-        for seq in range(1, FRAMES + 1):
-            for session in ("mine", "other", "third"):
-                await js.publish(
-                    names.frames_subject(session),
-                    b"{}",
-                    headers={"Nats-Msg-Id": f"{session}:{seq}"},
-                )
-        for seen in (1, 2, 57, 150, FRAMES - 1):
-            start = await start_after(js, stream, subject, seen)
-            assert start is not None
-            first = await js.get_msg(stream, seq=start, subject=subject, next=True)
-            assert (first.headers or {})["Nats-Msg-Id"] == f"mine:{seen + 1}"
-        assert await start_after(js, stream, subject, 0) is None, "nothing to skip"
-        last = await js.get_last_msg(stream, subject)
-        assert last.seq is not None
-        assert await start_after(js, stream, subject, FRAMES) == last.seq + 1
-        assert await start_after(js, stream, names.frames_subject("none"), 5) is None
+        yield js, names
     finally:
         await client.close()
+
+
+async def test_reading_resumes_at_the_frame_after_the_last_seq_seen_among_other_sessions(
+    streams: tuple[JetStreamContext, Names],
+) -> None:
+    js, names = streams
+    stream, subject = names.frames_stream, names.frames_subject("mine")
+    for seq in range(1, FRAMES + 1):
+        for session in ("mine", "other", "third"):
+            await js.publish(
+                names.frames_subject(session), b"{}", headers={"Nats-Msg-Id": f"{session}:{seq}"}
+            )
+    for seen in (1, 2, 57, 150, FRAMES - 1):
+        start = await start_after(js, stream, subject, seen)
+        assert start is not None
+        first = await js.get_msg(stream, seq=start, subject=subject, next=True)
+        assert (first.headers or {})["Nats-Msg-Id"] == f"mine:{seen + 1}"
+    assert await start_after(js, stream, subject, 0) is None, "nothing to skip"
+    last = await js.get_last_msg(stream, subject)
+    assert last.seq is not None
+    assert await start_after(js, stream, subject, FRAMES) == last.seq + 1
+    assert await start_after(js, stream, names.frames_subject("none"), 5) is None
 
 
 async def test_a_frame_that_does_not_say_its_seq_makes_the_reader_read_everything(
-    nats: NatsServer, prefix: str
+    streams: tuple[JetStreamContext, Names],
 ) -> None:
-    names = Names(prefix)
-    client = await _connect(nats)
-    try:
-        js = client.jetstream()
-        await ensure_streams(js, names, 10.0)
-        subject = names.frames_subject("mine")
-        await js.publish(subject, b"{}", headers={"Nats-Msg-Id": "mine:1"})
-        await js.publish(subject, b"{}")  # published by hand, without its id
-        assert await start_after(js, names.frames_stream, subject, 1) is None
-    finally:
-        await client.close()
-
-
-async def _connect(server: NatsServer) -> Client:
-    return await nats.connect(server.url)
+    js, names = streams
+    subject = names.frames_subject("mine")
+    await js.publish(subject, b"{}", headers={"Nats-Msg-Id": "mine:1"})
+    await js.publish(subject, b"{}")  # published by hand, without its id
+    assert await start_after(js, names.frames_stream, subject, 1) is None
