@@ -148,7 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mib", type=int, default=64, help="mixed replay size (MiB)")
     parser.add_argument("--text-mib", type=int, default=32, help="text-delta stream size")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per stream (median)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per stream (median)")
     args = parser.parse_args()
 
     print_machine()
