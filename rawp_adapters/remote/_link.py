@@ -160,8 +160,15 @@ async def _connect(url: str, credentials: Credentials, name: str, bound: float) 
             bound,
         )
     except TimeoutError:
-        last = f": {errors[-1]}" if errors else ""
-        raise ConnectionError(f"could not connect to {redact(url)}{last}") from None
+        raise ConnectionError(f"could not connect to {redact(url)}{_telling(errors)}") from None
+
+
+def _telling(errors: list[Exception]) -> str:
+    """The server's refusal of the credentials if it came (the connection reset that
+    may follow it says less), else the last error."""
+    refusals = [error for error in errors if "authorization" in str(error).lower()]
+    told = refusals or errors
+    return f": {told[-1]}" if told else ""
 
 
 async def open_link(

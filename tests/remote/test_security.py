@@ -7,9 +7,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from nats.errors import AuthorizationError
 
 from rawp_adapters.frames import SessionCapabilitiesFrame
 from rawp_adapters.remote import Credentials, RemoteSessions
+from rawp_adapters.remote._link import _telling
 from tests.remote.cluster import NatsServer, fake_agent, nats_server, running_worker
 from tests.remote.masters import driving
 
@@ -38,7 +40,7 @@ async def test_credentials_pass_through_and_no_secret_reaches_frames_or_logs(
     store = tmp_path / "store"
     with nats_server(store, "-c", accounts(store)) as server:
         acme = Credentials(user="acme", password=SECRET)
-        with pytest.raises(ConnectionError, match="Authorization"):
+        with pytest.raises(ConnectionError, match=r"(?i)authorization"):
             await RemoteSessions.connect(server.url, connect_timeout=2)
         async with (
             running_worker(
@@ -95,3 +97,14 @@ async def test_sessions_under_one_prefix_are_not_taken_by_workers_of_another(
                 frame = await waiting.receive()
                 pytest.fail(f"a worker of another prefix started it: {frame.type}")
             await d.end()
+
+
+def test_a_refused_password_is_what_the_connection_error_names_even_if_a_reset_came_last() -> None:
+    errors: list[Exception] = [
+        ConnectionResetError(104, "Connection reset by peer"),
+        AuthorizationError(),
+        ConnectionResetError(104, "Connection reset by peer"),
+    ]
+    assert _telling(errors) == ": nats: authorization failed"
+    assert _telling(errors[:1]) == ": [Errno 104] Connection reset by peer"
+    assert _telling([]) == ""
