@@ -15,7 +15,7 @@ from rawp_adapter_sdk import SdkAdapter
 from rawp_adapters.testing import ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
 from tests.sdk.claude_sessions import claude_settings
-from tests.support.claude import claude_sdk_available
+from tests.support.claude import needs_claude_sdk
 from tests.support.llm_anthropic import ScriptedAnthropic
 from tests.support.llm_openai import ScriptedOpenAI
 from tests.support.peers import PeerName, make_peer, peer_available
@@ -70,11 +70,7 @@ class TestPi(ConformanceTests):
 
 
 @pytest.mark.claude
-@pytest.mark.skipif(
-    not claude_sdk_available(),
-    reason="claude-agent-sdk with its Claude Code CLI is not installed "
-    "(pip install 'rawp-adapter-sdk[claude]')",
-)
+@needs_claude_sdk
 class TestClaudeCore(ConformanceTests):
     @pytest.fixture
     def anthropic_api(self) -> Iterator[ScriptedAnthropic]:

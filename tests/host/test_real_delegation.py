@@ -31,7 +31,7 @@ from rawp_adapters.frames import (
 from rawp_adapters.host import DelegatedRequest, Delegation, HostTools, Reply
 from tests.host.serving import Served, serve_prompt
 from tests.process.real_peers import TIMEOUT, peer_adapter
-from tests.support.claude import claude_env, claude_sdk_available
+from tests.support.claude import claude_env, needs_claude_sdk
 from tests.support.llm_anthropic import ScriptedAnthropic
 from tests.support.llm_openai import CALL_TOOL, ScriptedOpenAI
 from tests.support.peers import peer_available
@@ -43,10 +43,7 @@ pytestmark = [
     pytest.mark.skipif(
         not peer_available("omp"), reason="omp is not installed: scripts/install-peers"
     ),
-    pytest.mark.skipif(
-        not claude_sdk_available(),
-        reason="claude-agent-sdk with its Claude Code CLI is not installed",
-    ),
+    needs_claude_sdk,
 ]
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from rawp_adapters.frames import (
 from rawp_adapters.testing import deny_all, drive, never_answer
 from tests.sdk.claude_sessions import ClaudeRun, claude_session, claude_settings
 from tests.sdk.waits import idle_after
-from tests.support.claude import bundled_claude_cli, claude_sdk_available
+from tests.support.claude import bundled_claude_cli, needs_claude_sdk
 from tests.support.llm_anthropic import (
     COMPACT_SUMMARY,
     COMPACTION_REQUEST,
@@ -46,22 +45,12 @@ from tests.support.processes import wait_gone
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.claude,
-    pytest.mark.skipif(
-        not claude_sdk_available(),
-        reason="claude-agent-sdk with its Claude Code CLI is not installed "
-        "(pip install 'rawp-adapter-sdk[claude]')",
-    ),
+    needs_claude_sdk,
 ]
 
 HOST_SCRIPT = Path(__file__).with_name("claude_host.py")
 FAKE_CLI_SCRIPT = Path(__file__).with_name("fake_claude_cli.py")
 WRITE_OUT = "RUN_BASH echo hi > out.txt"
-
-
-@pytest.fixture
-def api() -> Iterator[ScriptedAnthropic]:
-    with ScriptedAnthropic() as server:
-        yield server
 
 
 def files(directory: Path) -> list[str]:

@@ -5,7 +5,6 @@ Master, and the model reads the Master's answer as the tool's result."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +23,13 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import SessionDriver, never_answer
 from tests.sdk.claude_sessions import claude_session
-from tests.support.claude import claude_sdk_available
+from tests.support.claude import needs_claude_sdk
 from tests.support.llm_anthropic import DEFAULT_TEXT, TOOL_SAID, ScriptedAnthropic, tool_results
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.claude,
-    pytest.mark.skipif(
-        not claude_sdk_available(),
-        reason="claude-agent-sdk with its Claude Code CLI is not installed "
-        "(pip install 'rawp-adapter-sdk[claude]')",
-    ),
+    needs_claude_sdk,
 ]
 
 LOOKUP = {
@@ -47,12 +42,6 @@ LOOKUP = {
     },
 }
 CALL_LOOKUP = 'CALL_TOOL mcp__rawp__lookup {"word": "pelican"}'
-
-
-@pytest.fixture
-def api() -> Iterator[ScriptedAnthropic]:
-    with ScriptedAnthropic() as server:
-        yield server
 
 
 async def publish_lookup(d: SessionDriver) -> None:

@@ -4,7 +4,6 @@ scripted model says which model it is (``WHICH_MODEL``) and calls the CLI's task
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,24 +16,14 @@ from rawp_adapters.frames import (
     SessionErrorFrame,
 )
 from tests.sdk.claude_sessions import claude_session
-from tests.support.claude import claude_sdk_available
+from tests.support.claude import needs_claude_sdk
 from tests.support.llm_anthropic import DEFAULT_MODEL, MODEL_SAYS, ScriptedAnthropic
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.claude,
-    pytest.mark.skipif(
-        not claude_sdk_available(),
-        reason="claude-agent-sdk with its Claude Code CLI is not installed "
-        "(pip install 'rawp-adapter-sdk[claude]')",
-    ),
+    needs_claude_sdk,
 ]
-
-
-@pytest.fixture
-def api() -> Iterator[ScriptedAnthropic]:
-    with ScriptedAnthropic() as server:
-        yield server
 
 
 async def test_a_model_switch_to_a_listed_model_answers_with_it_and_an_unknown_one_is_rejected(

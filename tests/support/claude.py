@@ -15,7 +15,15 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["bundled_claude_cli", "claude_cli_pid", "claude_env", "claude_sdk_available"]
+import pytest
+
+__all__ = [
+    "bundled_claude_cli",
+    "claude_cli_pid",
+    "claude_env",
+    "claude_sdk_available",
+    "needs_claude_sdk",
+]
 
 
 def claude_env(base_url: str, state_dir: Path) -> dict[str, str]:
@@ -74,6 +82,14 @@ def claude_sdk_available() -> bool:
     if _sdk_package() is None:
         return False
     return bundled_claude_cli() is not None or shutil.which("claude") is not None
+
+
+needs_claude_sdk = pytest.mark.skipif(
+    not claude_sdk_available(),
+    reason="claude-agent-sdk with its Claude Code CLI is not installed "
+    "(pip install 'rawp-adapter-sdk[claude]')",
+)
+"""Skips a test (or module, class) that drives the real SDK when it is not installed."""
 
 
 def claude_cli_pid(client: object) -> int | None:
