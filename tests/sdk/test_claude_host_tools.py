@@ -56,6 +56,13 @@ def told_model(api: ScriptedAnthropic) -> dict[str, Any]:
     return result
 
 
+def told_model_error(api: ScriptedAnthropic) -> str:
+    """The content (as JSON) of the error result the model was last given."""
+    told = told_model(api)
+    assert told["is_error"] is True
+    return json.dumps(told["content"])
+
+
 async def test_a_host_tool_call_is_asked_of_the_master_streamed_and_answered(
     api: ScriptedAnthropic, tmp_path: Path
 ) -> None:
@@ -103,9 +110,7 @@ async def test_a_host_tool_call_the_master_never_answers_ends_at_its_deadline(
     (result,) = turn.of_type(ToolInvokeResultFrame)
     assert request.payload.timeout_ms == 500
     assert (result.payload.resolution, result.payload.is_error) == ("deadline", True)
-    told = told_model(api)
-    assert told["is_error"] is True
-    assert "did not answer within 500 ms" in json.dumps(told["content"])
+    assert "did not answer within 500 ms" in told_model_error(api)
     assert turn.stop_reason == "end_turn"
 
 
@@ -142,9 +147,7 @@ async def test_a_host_tool_call_with_invalid_input_is_refused_before_the_master_
     assert request.payload.executor is None  # no Master answers it
     assert (result.payload.resolution, result.payload.is_error) == ("invalid_input", True)
     assert turn.of_type(InteractionRequestFrame) == []  # nobody asked for permission
-    told = told_model(api)
-    assert told["is_error"] is True
-    assert "invalid input" in json.dumps(told["content"])
+    assert "invalid input" in told_model_error(api)
     assert turn.stop_reason == "end_turn"
 
 
