@@ -17,7 +17,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, get_args
+from typing import Any, Final, TypeVar, get_args
 
 from pydantic import BaseModel
 from structlog.stdlib import BoundLogger
@@ -89,6 +89,7 @@ from rawp_adapters._frames import (
     SessionUsage,
     StopReason,
     TextDelta,
+    TextDeltaFrame,
     ToolCatalogPublish,
     ToolCatalogPublishFrame,
     ToolCatalogUpdated,
@@ -162,6 +163,8 @@ aside): the types :meth:`SessionProtocol._put` checks, by exact type."""
 _STATE_CHANGES: Final = {state: AgentStateChanged(state=state) for state in get_args(AgentState)}
 """One payload per state, shared by the frames (payloads are frozen): a state changes
 twice per question, and validating a new payload each time shows in its round trip."""
+F = TypeVar("F", bound=ClientFrame)
+
 _new = object.__new__
 # pydantic's slots of every model, set through their descriptors: faster than
 # object.__setattr__, which looks each one up by name.
@@ -169,6 +172,18 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def _trusted_frame(frame_class: type[F], fields: dict[str, Any]) -> F:
+    """The frame as pydantic would build it from ``fields``, without validating them
+    again: the payload is a validated model of exactly the frame's payload type, and
+    the envelope's fields are the session's own."""
+    frame = _new(frame_class)
+    _set_dict(frame, fields)
+    _set_fields_set(frame, _FIELDS_SET.copy())
+    _set_extra(frame, None)
+    _set_private(frame, None)
+    return frame
 
 
 # ------------------------------------------------------------------ state
@@ -829,30 +844,46 @@ class SessionProtocol:
         their frames have one timestamp, and go to ``sink_many`` together)."""
         self._batch_timestamp = self._clock()
         batch = self._batch = [] if self._sink_many is not None else None
+        text_fields = self._fields(TextDelta, None)
         try:
-            admit = self.emit
+            emit = self.emit
+            text_turn = self._text_turn()
             for payload in payloads:
-                admit(payload)
+                # Most payloads by far: the loop keeps _put's rules for them itself, and
+                # copies the envelope fields all their frames share.
+                if (
+                    type(payload) is TextDelta
+                    and text_turn is not None
+                    and payload.turn_id == text_turn.turn.turn_id
+                ):
+                    text_turn.add_text(payload)
+                    fields = text_fields.copy()
+                    fields["seq"] = self.seq = self.seq + 1
+                    fields["payload"] = payload
+                    self._deliver(_trusted_frame(TextDeltaFrame, fields))
+                else:
+                    emit(payload)
+                    text_turn = self._text_turn()
         finally:
             self._batch_timestamp = None
             self._batch = None
             if batch and self._sink_many is not None:
                 self._sink_many(batch)
 
+    def _text_turn(self) -> TurnState | None:
+        """The turn a text delta of its own goes straight to, if the session is ready
+        and open: the only rules of :meth:`_put` for such a delta are these."""
+        return self.turn if self.ready and not self.sealed else None
+
     def emit(self, payload: ClientPayload) -> None:
         """A payload from the adapter. Frames the runtime owns (turn start and end,
         capabilities, questions and their resolution, state, session errors,
         ``session.closed``) are refused: only the runtime may say those."""
         kind = type(payload)
-        if kind is TextDelta:  # the most common payload by far: _put's rules for it, inline
-            turn = self.turn
-            if (
-                turn is not None
-                and turn.turn.turn_id == payload.turn_id  # type: ignore[union-attr]
-                and self.ready
-                and not self.sealed
-            ):
-                turn.track(payload, self._log)
+        if kind is TextDelta:
+            turn = self._text_turn()
+            if turn is not None and turn.turn.turn_id == payload.turn_id:  # type: ignore[union-attr]
+                turn.add_text(payload)  # type: ignore[arg-type]
                 self._number(payload, None)
                 return
         if kind in RUNTIME_OWNED:
@@ -915,27 +946,25 @@ class SessionProtocol:
     def _number(self, payload: ClientPayload, metadata: FrameMetadata | None) -> None:
         """Make the next frame. Callers have kept the rules (:meth:`_put`, or the turn's
         own usage sum at its end, which comes before ``session.closed``)."""
-        self.seq = seq = self.seq + 1
-        # The frame is built as pydantic would build it from these (validated) fields,
-        # without validating them again: the payload is a validated model of exactly the
-        # frame's payload type, and the envelope's fields are the session's own.
-        frame_class, frame_type = _FRAME_TYPES[type(payload)]
-        frame = _new(frame_class)
-        _set_dict(
-            frame,
-            {
-                "version": DPS_VERSION,
-                "type": frame_type,
-                "session_id": self.session_id,
-                "seq": seq,
-                "timestamp": self._batch_timestamp or self._clock(),
-                "metadata": metadata,
-                "payload": payload,
-            },
-        )
-        _set_fields_set(frame, _FIELDS_SET.copy())
-        _set_extra(frame, None)
-        _set_private(frame, None)
+        fields = self._fields(type(payload), metadata)
+        fields["seq"] = self.seq = self.seq + 1
+        fields["payload"] = payload
+        self._deliver(_trusted_frame(_FRAME_TYPES[type(payload)][0], fields))
+
+    def _fields(self, kind: type[ClientPayload], metadata: FrameMetadata | None) -> dict[str, Any]:
+        """The envelope of the next frame for a ``kind`` payload, bar its seq and
+        payload (in the model's field order)."""
+        return {
+            "version": DPS_VERSION,
+            "type": _FRAME_TYPES[kind][1],
+            "session_id": self.session_id,
+            "seq": None,
+            "timestamp": self._batch_timestamp or self._clock(),
+            "metadata": metadata,
+            "payload": None,
+        }
+
+    def _deliver(self, frame: ClientFrame) -> None:
         if self._batch is not None:
             self._batch.append(frame)
         else:

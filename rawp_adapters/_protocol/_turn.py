@@ -44,14 +44,17 @@ class TurnState:
     reported_error: bool = False
     """An ``agent.error`` went out during the turn (an ``error`` end needs one first)."""
 
+    def add_text(self, delta: TextDelta) -> None:
+        """Keep a text delta's part of its open block."""
+        parts = self.blocks.get((False, delta.index))
+        if parts is None:
+            self.blocks[(False, delta.index)] = parts = []
+        parts.append(delta.text)
+
     def track(self, payload: ClientPayload, log: BoundLogger) -> bool:
         """Keep the turn's open blocks and tool calls; False drops a duplicate or orphan."""
         if type(payload) is TextDelta:  # the most common payload by far
-            key = (False, payload.index)
-            parts = self.blocks.get(key)
-            if parts is None:
-                self.blocks[key] = parts = []
-            parts.append(payload.text)
+            self.add_text(payload)
             return True
         match payload:
             case TextDelta() | ThinkingDelta():

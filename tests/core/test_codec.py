@@ -35,6 +35,18 @@ def test_the_stream_encoder_writes_every_frame_as_encode_frame_does_across_sessi
     assert encoded == b"".join(encode_frame(frame) for frame in frames)
 
 
+def test_the_stream_encoder_writes_a_batch_with_odd_frames_as_encode_frame_does() -> None:
+    """An unknown frame, text UTF-8 cannot carry, and raw line separators in one batch."""
+    delta = decode_frame(json.dumps(sample_frame("agent.text.delta")))
+    unknown = decode_frame(json.dumps(sample_frame("agent.text.delta") | {"type": "x.y"}))
+    lone = TextDeltaFrame.model_validate(
+        sample_frame("agent.text.delta")
+        | {"payload": {"turn_id": "t", "index": 0, "text": "\ud800"}}
+    )
+    for batch in ([delta, unknown, delta], [delta, lone, delta], [delta, delta]):
+        assert FrameEncoder().encode_all(batch) == b"".join(map(encode_frame, batch))
+
+
 def test_unicode_line_separators_are_escaped_on_the_wire_and_restored() -> None:
     frame = decode_frame(json.dumps(sample_frame("agent.text.delta")))
     line = encode_frame(frame)

@@ -36,6 +36,7 @@ from rawp_adapter_process._version import agent_version, remember_version
 from rawp_adapter_process._wire import (
     HostToolCallRequest,
     HostToolCancel,
+    MessageUpdate,
     Ready,
     Response,
     UiRequest,
@@ -270,9 +271,15 @@ class RpcAgent:
         the control message or signal that follows it is acted on."""
         payloads: list[ClientPayload] = []
         feed = self._translator.feed
-        # The exact type tested first: isinstance is slow on msgspec structs, and control
-        # messages are rare.
+        update = self._translator.update
+        # Exact types tested first: isinstance is slow on msgspec structs; updates are
+        # most messages by far, and control messages are rare.
         for message in messages:
+            if type(message) is MessageUpdate:
+                payload = update(message)
+                if payload is not None:
+                    payloads.append(payload)
+                continue
             if type(message) in _CONTROL_TYPES and isinstance(message, _CONTROL):
                 if payloads:
                     await self._ctx.emit_many(payloads)

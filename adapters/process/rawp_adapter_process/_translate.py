@@ -26,7 +26,6 @@ from rawp_adapter_process._plans import TODO_TOOL, changed_plan
 from rawp_adapter_process._wire import (
     AgentEnd,
     AgentStart,
-    AssistantMessageEvent,
     AutoCompactionEnd,
     AutoRetryEnd,
     AutoRetryStart,
@@ -299,7 +298,8 @@ class Translator:
 
     def feed(self, event: WireMessage) -> list[Output]:
         if type(event) is MessageUpdate:  # most events by far; isinstance is slower
-            return [] if self._foreign_run else self._on_update(event.assistantMessageEvent)
+            output = self.update(event)
+            return [] if output is None else [output]
         if self._foreign_run and isinstance(event, _RUN_EVENTS):
             return []
         match event:
@@ -356,32 +356,35 @@ class Translator:
 
     # ------------------------------------------------------------ assistant text
 
-    def _on_update(self, event: AssistantMessageEvent) -> list[Output]:
+    def update(self, message: MessageUpdate) -> ClientPayload | None:
+        """:meth:`feed` for the most common message, with at most one payload (and never
+        a signal) to show for it."""
         turn_id = self._turn_id
-        if turn_id is None:
-            return []
+        if turn_id is None or self._foreign_run:
+            return None
+        event = message.assistantMessageEvent
         kind = event.type
         if kind == "text_delta" or kind == "thinking_delta":
             if not event.delta:
-                return []
+                return None
             thinking = kind == "thinking_delta"
             block = self._blocks.get(event.contentIndex) or self._block(
                 event.contentIndex, thinking
             )
             block.parts.append(event.delta)
-            return [_delta(thinking, turn_id, block.index, event.delta)]
+            return _delta(thinking, turn_id, block.index, event.delta)
         if kind == "text_start" or kind == "thinking_start":
             self._block(event.contentIndex, kind == "thinking_start")
-            return []
+            return None
         if kind == "text_end" or kind == "thinking_end":
             ended = self._blocks.pop(event.contentIndex, None)
             if ended is None:
                 ended = _Block(self._take_index(), kind == "thinking_end")
             text = event.content if event.content is not None else "".join(ended.parts)
-            return [_done(turn_id, ended, text)]
+            return _done(turn_id, ended, text)
         if kind == "toolcall_end" and event.toolCall is not None:
             self._announced[event.toolCall.id] = event.toolCall
-        return []
+        return None
 
     def _block(self, content_index: int, thinking: bool) -> _Block:
         block = self._blocks.get(content_index)
