@@ -108,3 +108,20 @@ def repeat_to_file(block: bytes, mib: int, name: str) -> tuple[Path, int]:
             for _ in range(repeats):
                 out.write(block)
     return path, repeats
+
+
+def build_text_deltas(mib: int) -> tuple[Path, int]:
+    """Every ``text_delta`` line of the omp transcripts, repeated to about ``mib`` MiB
+    (cached); its line count."""
+    deltas = []
+    for transcript in sorted(FIXTURES.glob("omp_*.stdout.jsonl")):
+        for line in transcript.read_bytes().split(b"\n"):
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            update = event.get("assistantMessageEvent") or {}
+            if event.get("type") == "message_update" and update.get("type") == "text_delta":
+                deltas.append(line)
+    block = b"\n".join(deltas) + b"\n"
+    path, repeats = repeat_to_file(block, mib, "omp-text-deltas")
+    return path, len(deltas) * repeats

@@ -21,14 +21,13 @@ from pathlib import Path
 from statistics import median
 
 from benchmarks._common import (
-    FIXTURES,
     MIB,
     Cell,
     agent_command,
     bridge_command,
+    build_text_deltas,
     print_machine,
     print_table,
-    repeat_to_file,
 )
 from benchmarks.bench_process import (
     READ_SIZE,
@@ -39,23 +38,6 @@ from benchmarks.bench_process import (
 from rawp_adapters import ControlFrames
 
 TURN_END = b'"session.turn.end"'
-
-
-def build_text_deltas(mib: int) -> tuple[Path, int]:
-    """Every ``text_delta`` line of the omp transcripts, repeated to about ``mib`` MiB
-    (cached); its line count."""
-    deltas = []
-    for transcript in sorted(FIXTURES.glob("omp_*.stdout.jsonl")):
-        for line in transcript.read_bytes().split(b"\n"):
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            update = event.get("assistantMessageEvent") or {}
-            if event.get("type") == "message_update" and update.get("type") == "text_delta":
-                deltas.append(line)
-    block = b"\n".join(deltas) + b"\n"
-    path, repeats = repeat_to_file(block, mib, "omp-text-deltas")
-    return path, len(deltas) * repeats
 
 
 def _first_frame(fd: int) -> tuple[dict[str, object], bytes]:
