@@ -3,7 +3,8 @@
 - Reply policies: :class:`Reply`, :data:`Policy`, :func:`allow_all`,
   :func:`deny_all`, :func:`never_answer`.
 - :func:`answer_interactions`: read a session's frames and answer its questions by
-  a policy; :func:`answer` answers one.
+  a policy; :func:`answer` answers one. Both take any :class:`SessionLike` (a local
+  session or a remote one).
 - Host tools: declare them in :class:`HostTools` (``@tools.tool(...)``; a handler
   gets a :class:`ToolCall`, returns a result or raises :class:`ToolError`), and
   :func:`serve_host` / :class:`Host` publish them on a session and answer its
@@ -20,6 +21,7 @@ from rawp_adapters.host._answers import answer, answer_interactions
 from rawp_adapters.host._delegation import Delegation
 from rawp_adapters.host._host import CatalogRefused, DelegatedRequest, Host, serve_host
 from rawp_adapters.host._policies import Policy, Reply, allow_all, deny_all, never_answer
+from rawp_adapters.host._session_like import SessionLike
 from rawp_adapters.host._stream import serve_stream
 from rawp_adapters.host._tools import HostTools, Tool, ToolCall, ToolError, ToolOutput
 
@@ -31,6 +33,7 @@ __all__ = [
     "HostTools",
     "Policy",
     "Reply",
+    "SessionLike",
     "Tool",
     "ToolCall",
     "ToolError",

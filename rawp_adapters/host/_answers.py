@@ -16,14 +16,14 @@ from rawp_adapters._frames import (
     InteractionRequestFrame,
     InteractionResolvedFrame,
 )
-from rawp_adapters._session import Session
 from rawp_adapters.host._policies import Policy
+from rawp_adapters.host._session_like import SessionLike
 
 Send = Callable[[ControlFrame], Awaitable[None]]
 
 
 async def answer(
-    session: Session, request: InteractionRequest, policy: Policy, *, send: Send | None = None
+    session: SessionLike, request: InteractionRequest, policy: Policy, *, send: Send | None = None
 ) -> bool:
     """Ask ``policy`` about ``request`` and send its reply with ``send`` (default
     ``session.send``). Returns whether a reply was sent: not when the policy returns
@@ -46,7 +46,7 @@ async def answer(
 
 
 async def answer_interactions(
-    session: Session,
+    session: SessionLike,
     policy: Policy,
     *,
     on_frame: Callable[[ClientFrame], object] | None = None,
@@ -75,7 +75,7 @@ async def answer_interactions(
 class _Asking:
     """The questions being asked, by interaction id."""
 
-    def __init__(self, session: Session, policy: Policy, send: Send | None, tg: TaskGroup):
+    def __init__(self, session: SessionLike, policy: Policy, send: Send | None, tg: TaskGroup):
         self._session = session
         self._policy = policy
         self._send = send
