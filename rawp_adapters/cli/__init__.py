@@ -25,7 +25,8 @@ from rawp_adapters.cli._commands import (
     schema_command,
     serve_command,
 )
-from rawp_adapters.testing._kit import PERMISSION_TIMEOUT_MS, Prompts, select_rules
+from rawp_adapters.testing._catalogue import select_rules
+from rawp_adapters.testing._subject import PERMISSION_TIMEOUT_MS, Prompts
 
 EXIT_USAGE = 2
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")

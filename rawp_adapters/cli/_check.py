@@ -12,7 +12,9 @@ import anyio
 
 from rawp_adapters._adapter import Adapter, AgentMetadata
 from rawp_adapters._registry import create_adapter
-from rawp_adapters.testing._kit import ConformanceSubject, Prompts, Rule, run_rule
+from rawp_adapters.testing._rule import Rule
+from rawp_adapters.testing._runner import run_rule
+from rawp_adapters.testing._subject import ConformanceSubject, Prompts
 
 
 def check_command(

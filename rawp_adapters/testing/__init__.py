@@ -20,6 +20,7 @@
 """
 
 from rawp_adapters.host import Policy, Reply, allow_all, deny_all, never_answer
+from rawp_adapters.testing._catalogue import RULES, select_rules
 from rawp_adapters.testing._conformance import run_conformance
 from rawp_adapters.testing._driver import SessionDriver, TurnRecord, drive
 from rawp_adapters.testing._function import (
@@ -36,18 +37,9 @@ from rawp_adapters.testing._invariants import (
     assert_valid_stream,
     check_frames,
 )
-from rawp_adapters.testing._kit import (
-    KIT_HOST_TOOL,
-    RULES,
-    ConformanceReport,
-    ConformanceSubject,
-    Prompts,
-    Rule,
-    RuleResult,
-    check_adapter,
-    run_rule,
-    select_rules,
-)
+from rawp_adapters.testing._rule import ConformanceReport, Rule, RuleResult
+from rawp_adapters.testing._runner import check_adapter, run_rule
+from rawp_adapters.testing._subject import KIT_HOST_TOOL, ConformanceSubject, Prompts
 
 __all__ = [
     "KIT_HOST_TOOL",

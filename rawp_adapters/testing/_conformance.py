@@ -1,5 +1,5 @@
-"""A conformance run in one call: every rule of the kit (:mod:`._kit`), raising on the
-first report with a failure.
+"""A conformance run in one call: every rule of the kit (:mod:`._runner`), raising on
+the first report with a failure.
 
 from rawp_adapters.testing import run_conformance
 
@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rawp_adapters._adapter import Adapter
-from rawp_adapters.testing._kit import ConformanceSubject, Prompts, check_adapter
+from rawp_adapters.testing._runner import check_adapter
+from rawp_adapters.testing._subject import ConformanceSubject, Prompts
 
 
 async def run_conformance(

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from rawp_adapters.testing._kit import ConformanceSubject, Rule
+    from rawp_adapters.testing._rule import Rule
+    from rawp_adapters.testing._subject import ConformanceSubject
 
 
 class ConformanceAdvisory(UserWarning):
@@ -56,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "rawp_rule" not in metafunc.fixturenames:
         return
-    from rawp_adapters.testing._kit import select_rules
+    from rawp_adapters.testing._catalogue import select_rules
 
     try:
         rules = select_rules(metafunc.config.getoption("rawp_rule"))
@@ -70,7 +71,7 @@ class ConformanceTests:
 
     @pytest.mark.anyio
     async def test_rule(self, rawp_subject: ConformanceSubject, rawp_rule: Rule) -> None:
-        from rawp_adapters.testing._kit import run_rule
+        from rawp_adapters.testing._runner import run_rule
 
         result = await run_rule(rawp_subject, rawp_rule)
         if result.status == "skipped":

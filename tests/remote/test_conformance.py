@@ -1,7 +1,7 @@
 """The conformance kit, every rule, with the sessions on a worker process behind NATS:
 the kit plays the Master through ``RemoteSessions`` instead of ``open_session``.
 
-The kit opens its sessions with ``rawp_adapters.testing._kit.drive``; these tests put a
+The kit opens its sessions with ``rawp_adapters.testing._probe.drive``; these tests put a
 remote ``drive`` in its place (a seam the kit has no public hook for yet).
 """
 
@@ -68,7 +68,7 @@ def rawp_subject(
         if check:
             driver.assert_valid()
 
-    monkeypatch.setattr("rawp_adapters.testing._kit.drive", remote_drive)
+    monkeypatch.setattr("rawp_adapters.testing._probe.drive", remote_drive)
 
     def make_adapter() -> ProcessAdapter:
         adapter = create_adapter(AGENT)

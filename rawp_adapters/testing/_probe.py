@@ -1,0 +1,70 @@
+"""What a conformance rule works with: fresh, checked sessions of the subject."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+
+from rawp_adapters._frames import SessionCapabilitiesFrame
+from rawp_adapters._session import SessionOptions
+from rawp_adapters.host import Policy, allow_all
+from rawp_adapters.testing._driver import SessionDriver, drive
+from rawp_adapters.testing._session_checks import (
+    check_capabilities,
+    check_features,
+    check_processes,
+    check_runtime_owned,
+    check_stream,
+    claimed_features,
+    descendants,
+)
+from rawp_adapters.testing._subject import ConformanceSubject
+
+
+class Probe:
+    """What a rule works with: fresh checked sessions of the subject."""
+
+    def __init__(self, subject: ConformanceSubject, workspace: Path) -> None:
+        self.subject = subject
+        self.prompts = subject.prompts
+        self.workspace = workspace
+        self.driver: SessionDriver | None = None
+        """The session open now (its frames are shown when the rule fails)."""
+        self._ended: list[tuple[SessionDriver, set[int], float]] = []
+
+    @asynccontextmanager
+    async def session(self, policy: Policy = allow_all) -> AsyncIterator[SessionDriver]:
+        """A session of a new adapter, ended on exit. Its capabilities are checked at
+        once; its stream (invariants, claimed features) and the processes it left are
+        checked by :meth:`verify` once the rule's own checks have passed."""
+        adapter = self.subject.make_adapter()
+        options = SessionOptions(interaction_timeout_ms=self.subject.permission_timeout_ms)
+        before = await anyio.to_thread.run_sync(descendants)
+        started = time.time()
+        async with drive(
+            adapter,
+            workspace=self.workspace,
+            policy=policy,
+            timeout=self.subject.timeout,
+            options=options,
+            check=False,
+        ) as d:
+            self.driver = d
+            caps = await d.wait_for(SessionCapabilitiesFrame)
+            check_capabilities(d, caps, self.subject.adapter_type or type(adapter).adapter_type)
+            self._ended.append((d, before, started))
+            yield d
+            await d.end()
+
+    async def verify(self) -> None:
+        """Check every session's stream, claimed features and leftover processes."""
+        for d, before, started in self._ended:
+            self.driver = d
+            check_stream(d)
+            check_runtime_owned(d)
+            check_features(d, claimed_features(d))
+            await check_processes(d, before, started)
