@@ -6,9 +6,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, overload
 
 import anyio
+from typing_extensions import TypeVar
 
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._frames import (
@@ -21,10 +22,11 @@ from rawp_adapters._frames import (
     TurnStartFrame,
 )
 from rawp_adapters._session import Session, SessionOptions, open_session
-from rawp_adapters.host import Policy, Reply, allow_all, answer_interactions
+from rawp_adapters.host import Policy, Reply, SessionLike, allow_all, answer_interactions
 from rawp_adapters.testing._invariants import assert_valid_stream
 
 F = TypeVar("F", bound=Envelope)
+S = TypeVar("S", bound=SessionLike, default=Session)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +71,14 @@ def _of_type(frames: list[ClientFrame], frame_type: type[Envelope] | str) -> lis
     return [f for f in frames if isinstance(f, frame_type)]
 
 
-class SessionDriver:
+class SessionDriver(Generic[S]):
     """Plays the Master: sends control frames, records every frame both ways, and
-    answers interactions by ``policy``. Every wait is bounded by ``timeout``."""
+    answers interactions by ``policy``. Every wait is bounded by ``timeout``.
 
-    def __init__(self, session: Session, *, policy: Policy = allow_all, timeout: float = 30.0):
+    ``session`` is any :class:`SessionLike`: a local session (what :func:`drive` opens)
+    or one served elsewhere, e.g. a :class:`rawp_adapters.remote.RemoteSession`."""
+
+    def __init__(self, session: S, *, policy: Policy = allow_all, timeout: float = 30.0):
         self.session = session
         self.policy = policy
         self.timeout = timeout
@@ -239,22 +244,34 @@ async def drive(
     timeout: float = 30.0,
     options: SessionOptions | None = None,
     check: bool = True,
-) -> AsyncIterator[SessionDriver]:
+) -> AsyncIterator[SessionDriver[Session]]:
     """Open a session on ``adapter`` and yield a :class:`SessionDriver` for it.
 
     On exit the session is ended (bounded by ``timeout``) and, with ``check``, the
     whole transcript is checked against the DPS invariants.
     """
-    async with open_session(adapter, workspace=workspace, options=options) as session:
-        driver = SessionDriver(session, policy=policy, timeout=timeout)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(driver.run)
-            try:
-                yield driver
-            finally:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
-                    await session.close()
-                    await driver._done.wait()
-                tg.cancel_scope.cancel()
+    async with (
+        open_session(adapter, workspace=workspace, options=options) as session,
+        drive_session(session, policy=policy, timeout=timeout) as driver,
+    ):
+        yield driver
     if check:
         driver.assert_valid()
+
+
+@asynccontextmanager
+async def drive_session(
+    session: S, *, policy: Policy = allow_all, timeout: float = 30.0
+) -> AsyncIterator[SessionDriver[S]]:
+    """Yield a :class:`SessionDriver` for an open ``session``; on exit the session is
+    closed and read to its ``session.closed`` (bounded by ``timeout``)."""
+    driver = SessionDriver(session, policy=policy, timeout=timeout)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(driver.run)
+        try:
+            yield driver
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
+                await session.close()
+                await driver._done.wait()
+            tg.cancel_scope.cancel()
