@@ -11,8 +11,8 @@ import anyio
 
 from rawp_adapters._frames import SessionCapabilitiesFrame
 from rawp_adapters._session import SessionOptions
-from rawp_adapters.host import Policy, allow_all
-from rawp_adapters.testing._driver import SessionDriver, drive
+from rawp_adapters.host import Policy, SessionLike, allow_all
+from rawp_adapters.testing._driver import SessionDriver, drive_session
 from rawp_adapters.testing._session_checks import (
     check_capabilities,
     check_features,
@@ -32,27 +32,27 @@ class Probe:
         self.subject = subject
         self.prompts = subject.prompts
         self.workspace = workspace
-        self.driver: SessionDriver | None = None
+        self.driver: SessionDriver[SessionLike] | None = None
         """The session open now (its frames are shown when the rule fails)."""
-        self._ended: list[tuple[SessionDriver, set[int], float]] = []
+        self._ended: list[tuple[SessionDriver[SessionLike], set[int], float]] = []
 
     @asynccontextmanager
-    async def session(self, policy: Policy = allow_all) -> AsyncIterator[SessionDriver]:
-        """A session of a new adapter, ended on exit. Its capabilities are checked at
-        once; its stream (invariants, claimed features) and the processes it left are
-        checked by :meth:`verify` once the rule's own checks have passed."""
+    async def session(
+        self, policy: Policy = allow_all
+    ) -> AsyncIterator[SessionDriver[SessionLike]]:
+        """A session of a new adapter, opened by the subject's ``open_session`` and
+        ended on exit. Its capabilities are checked at once; its stream (invariants,
+        claimed features) and the processes it left are checked by :meth:`verify` once
+        the rule's own checks have passed."""
         adapter = self.subject.make_adapter()
         options = SessionOptions(interaction_timeout_ms=self.subject.permission_timeout_ms)
         before = await anyio.to_thread.run_sync(descendants)
         started = time.time()
-        async with drive(
-            adapter,
-            workspace=self.workspace,
-            policy=policy,
-            timeout=self.subject.timeout,
-            options=options,
-            check=False,
-        ) as d:
+        open_session = self.subject.open_session
+        async with (
+            open_session(adapter, workspace=self.workspace, options=options) as session,
+            drive_session(session, policy=policy, timeout=self.subject.timeout) as d,
+        ):
             self.driver = d
             caps = await d.wait_for(SessionCapabilitiesFrame)
             check_capabilities(d, caps, self.subject.adapter_type or type(adapter).adapter_type)

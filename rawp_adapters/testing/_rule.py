@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NoReturn
 
 from rawp_adapters._frames import Envelope
+from rawp_adapters.host import SessionLike
 from rawp_adapters.testing._driver import SessionDriver
 
 if TYPE_CHECKING:
@@ -50,12 +51,12 @@ class RuleAdvice(Exception):
     """An advisory rule's limit was exceeded (the measurement is the message)."""
 
 
-def fail(rule: str, message: str, d: SessionDriver | None, at: int | None) -> NoReturn:
+def fail(rule: str, message: str, d: SessionDriver[SessionLike] | None, at: int | None) -> NoReturn:
     """Raise :class:`RuleFailed` for ``rule`` with the frames around ``at``."""
     raise RuleFailed(with_frames(f"[{rule}] {message}", d, at))
 
 
-def with_frames(message: str, d: SessionDriver | None, at: int | None) -> str:
+def with_frames(message: str, d: SessionDriver[SessionLike] | None, at: int | None) -> str:
     """``message`` followed by the frames around ``at`` (the last frame for ``None``)."""
     if d is None or not d.frames:
         return message

@@ -17,18 +17,21 @@ from rawp_adapters._frames import (
     ToolInvokeRequestFrame,
 )
 from rawp_adapters._protocol import FORGED_FRAME
+from rawp_adapters.host import SessionLike
 from rawp_adapters.processes import host_supervisor, marked_processes, running
 from rawp_adapters.testing._driver import SessionDriver
 from rawp_adapters.testing._invariants import check_frames
 from rawp_adapters.testing._rule import fail
 
 
-def claimed_features(d: SessionDriver) -> Features:
+def claimed_features(d: SessionDriver[SessionLike]) -> Features:
     """The features the session's ``session.capabilities`` claims."""
     return d.of_type(SessionCapabilitiesFrame)[0].payload.features
 
 
-def check_capabilities(d: SessionDriver, caps: SessionCapabilitiesFrame, expected: str) -> None:
+def check_capabilities(
+    d: SessionDriver[SessionLike], caps: SessionCapabilitiesFrame, expected: str
+) -> None:
     """``session.capabilities`` comes first and states ``expected`` as the adapter type."""
     if d.frames[0] is not caps:
         fail("capabilities-first", f"the first frame is {d.frames[0].type}", d, 0)
@@ -44,7 +47,7 @@ def check_capabilities(d: SessionDriver, caps: SessionCapabilitiesFrame, expecte
         )
 
 
-def check_stream(d: SessionDriver) -> None:
+def check_stream(d: SessionDriver[SessionLike]) -> None:
     violations = check_frames(d.transcript)
     if violations:
         first = violations[0]
@@ -56,7 +59,7 @@ def check_stream(d: SessionDriver) -> None:
         )
 
 
-def check_runtime_owned(d: SessionDriver) -> None:
+def check_runtime_owned(d: SessionDriver[SessionLike]) -> None:
     """The runtime drops a frame only it may emit and says so; the adapter is at fault."""
     forged = FORGED_FRAME.split("{frame_type}")
     for index, frame in enumerate(d.frames):
@@ -70,7 +73,7 @@ def check_runtime_owned(d: SessionDriver) -> None:
             )
 
 
-def check_features(d: SessionDriver, features: Features) -> None:
+def check_features(d: SessionDriver[SessionLike], features: Features) -> None:
     claimed = {
         "thinking": ("agent.thinking.",),
         "tool_events": ("tool.invoke.",),
@@ -100,11 +103,11 @@ def check_features(d: SessionDriver, features: Features) -> None:
                 )
 
 
-def _published(d: SessionDriver) -> set[str]:
+def _published(d: SessionDriver[SessionLike]) -> set[str]:
     return {name for frame in d.of_type(ToolCatalogUpdatedFrame) for name in frame.payload.tools}
 
 
-async def check_processes(d: SessionDriver, before: set[int], started: float) -> None:
+async def check_processes(d: SessionDriver[SessionLike], before: set[int], started: float) -> None:
     """No process of the session runs any more: none carrying its ``RAWP_SESSION_ID``
     and no descendant of this process that was not there ``before``."""
     marker = ("RAWP_SESSION_ID", d.session.session_id)

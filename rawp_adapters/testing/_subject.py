@@ -4,11 +4,14 @@ prompts make its agent do what the rules need."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from rawp_adapters._adapter import Adapter
+from rawp_adapters._session import SessionOptions, open_session
+from rawp_adapters.host import SessionLike
 
 PERMISSION_TIMEOUT_MS = 1000
 """The sessions' default permission deadline unless the subject names another."""
@@ -23,6 +26,18 @@ KIT_HOST_TOOL: Final[dict[str, Any]] = {
     },
 }
 """The host tool the kit publishes for ``Prompts.host_tool``."""
+
+
+class SessionOpener(Protocol):
+    """Opens a session on ``adapter`` in ``workspace`` for as long as the context lasts
+    (the kit ends the session before it leaves), as :func:`rawp_adapters.open_session`
+    does in this process. One that serves the session elsewhere (another process, a
+    worker behind NATS) yields a :class:`SessionLike` for it, and may start the agent
+    its own way, leaving ``adapter`` unused."""
+
+    def __call__(
+        self, adapter: Adapter, *, workspace: Path, options: SessionOptions
+    ) -> AbstractAsyncContextManager[SessionLike]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +69,9 @@ class ConformanceSubject:
     - ``permission_timeout_ms``: the session's default interaction deadline (an
       adapter that sets its own keeps it: configure it short in ``make_adapter``).
     - ``timeout``: bound on every wait for the agent, in seconds.
+    - ``open_session``: how each session is opened on the adapter ``make_adapter``
+      built (a :class:`SessionOpener`); by default in this process, with
+      :func:`rawp_adapters.open_session`.
     """
 
     make_adapter: Callable[[], Adapter]
@@ -62,3 +80,4 @@ class ConformanceSubject:
     adapter_type: str | None = None
     permission_timeout_ms: int = PERMISSION_TIMEOUT_MS
     timeout: float = 60.0
+    open_session: SessionOpener = open_session

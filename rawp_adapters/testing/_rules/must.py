@@ -10,7 +10,7 @@ from rawp_adapters._frames import (
     TurnEndFrame,
     TurnStartFrame,
 )
-from rawp_adapters.host import never_answer
+from rawp_adapters.host import SessionLike, never_answer
 from rawp_adapters.testing._driver import SessionDriver
 from rawp_adapters.testing._probe import Probe
 from rawp_adapters.testing._rule import RuleSkipped, fail
@@ -209,7 +209,7 @@ async def explicit_end(p: Probe) -> str:
     return ""
 
 
-def _closed_last(d: SessionDriver) -> None:
+def _closed_last(d: SessionDriver[SessionLike]) -> None:
     closed = d.of_type(SessionClosedFrame)
     if not closed or d.frames[-1] is not closed[0]:
         fail("explicit-end", "session.closed is not the last frame", d, len(d.frames) - 1)

@@ -11,6 +11,7 @@ from rawp_adapters._frames import (
     InteractionRequest,
     ToolInvokeResultFrame,
 )
+from rawp_adapters.host import SessionLike
 from rawp_adapters.testing._driver import SessionDriver
 from rawp_adapters.testing._probe import Probe
 from rawp_adapters.testing._rule import RuleSkipped, fail
@@ -19,7 +20,7 @@ NO_BUSY = "needs Prompts.busy: a prompt its agent streams for a while"
 NO_TOOL = "needs Prompts.tool: a prompt that makes its agent call a permission-gated tool"
 
 
-def frame_index(d: SessionDriver, frame: Envelope) -> int:
+def frame_index(d: SessionDriver[SessionLike], frame: Envelope) -> int:
     return next(i for i, f in enumerate(d.frames) if f is frame)
 
 
@@ -36,7 +37,7 @@ def claims(features: Features, feature: str) -> None:
         raise RuleSkipped(f"the adapter does not claim {feature}")
 
 
-async def busy_turn(p: Probe, d: SessionDriver) -> str:
+async def busy_turn(p: Probe, d: SessionDriver[SessionLike]) -> str:
     """Start the busy prompt and return its turn id once the agent streams something."""
     start = await d.start_prompt(needs(p.prompts.busy, NO_BUSY))
     turn_id = start.payload.turn_id
@@ -51,7 +52,7 @@ async def busy_turn(p: Probe, d: SessionDriver) -> str:
 
 
 def tool_refused(
-    d: SessionDriver,
+    d: SessionDriver[SessionLike],
     frames: Sequence[ClientFrame],
     request: InteractionRequest,
     rule: str,
