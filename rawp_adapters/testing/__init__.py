@@ -14,12 +14,15 @@
   ADVISORY) into a :class:`ConformanceReport`; :func:`run_conformance` does that in
   one call and raises on a failure. The pytest plugin
   (:mod:`rawp_adapters.testing.pytest_plugin`) and ``rawp-adapters check`` run it too.
+  A subject's ``open_session`` (a :class:`SessionOpener`) says how its sessions are
+  opened: in this process by default, or served elsewhere as any :class:`SessionLike`
+  (a :class:`rawp_adapters.remote.RemoteSession`, say).
 - :class:`FunctionAdapter`: an agent to test against offline, its turns run by a
   function (ready-made ones: :func:`say`, :func:`ask_permission`, :func:`stall`,
   :func:`use_host_tool`).
 """
 
-from rawp_adapters.host import Policy, Reply, allow_all, deny_all, never_answer
+from rawp_adapters.host import Policy, Reply, SessionLike, allow_all, deny_all, never_answer
 from rawp_adapters.testing._catalogue import RULES, select_rules
 from rawp_adapters.testing._conformance import run_conformance
 from rawp_adapters.testing._driver import SessionDriver, TurnRecord, drive
@@ -39,7 +42,12 @@ from rawp_adapters.testing._invariants import (
 )
 from rawp_adapters.testing._rule import ConformanceReport, Rule, RuleResult
 from rawp_adapters.testing._runner import check_adapter, run_rule
-from rawp_adapters.testing._subject import KIT_HOST_TOOL, ConformanceSubject, Prompts
+from rawp_adapters.testing._subject import (
+    KIT_HOST_TOOL,
+    ConformanceSubject,
+    Prompts,
+    SessionOpener,
+)
 
 __all__ = [
     "KIT_HOST_TOOL",
@@ -54,6 +62,8 @@ __all__ = [
     "Rule",
     "RuleResult",
     "SessionDriver",
+    "SessionLike",
+    "SessionOpener",
     "TurnFunction",
     "TurnRecord",
     "Violation",
