@@ -40,10 +40,10 @@ def test_every_included_snippet_is_the_file_verbatim() -> None:
         assert text == (SNIPPETS / name).read_text(encoding="utf-8"), name
 
 
-def test_every_other_block_is_an_example_of_a_protocol_plugin_or_the_check_command() -> None:
+def test_every_other_block_is_a_protocol_plugin_the_check_command_or_a_subject() -> None:
     others = [(lang, text) for name, lang, text in BLOCKS if name is None]
-    assert [lang for lang, _ in others] == ["toml", "json", "text", "sh"]
-    (toml, metadata, _, _) = (text for _, text in others)
+    assert [lang for lang, _ in others] == ["toml", "json", "text", "sh", "python"]
+    (toml, metadata, _, _, _) = (text for _, text in others)
     (name,) = tomllib.loads(toml)["project"]["entry-points"]["rawp_adapters.adapters"]
     parsed = AgentMetadata.model_validate(json.loads(metadata))
     assert name == f"{parsed.adapter_type}.{parsed.settings['protocol']}" == "process.acp"
@@ -96,6 +96,15 @@ async def test_the_guides_core_answers_behind_the_sdk_adapter(tmp_path: Path) ->
     async with drive(adapter, workspace=tmp_path) as d:
         turn = await d.prompt("hello")
     assert turn.text == "HELLO"
+
+
+def test_the_guides_remote_subject_opens_its_sessions_on_a_worker() -> None:
+    (example,) = (text for name, lang, text in BLOCKS if lang == "python" and name is None)
+    namespace: dict[str, object] = {}
+    exec(example, namespace)
+    subject = namespace["subject"]
+    assert isinstance(subject, ConformanceSubject)
+    assert subject.open_session is namespace["open_on_a_worker"]
 
 
 def test_the_guides_pytest_module_runs_every_rule_through_the_plugin(tmp_path: Path) -> None:
