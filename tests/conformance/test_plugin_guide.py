@@ -18,7 +18,7 @@ import pytest
 
 from rawp_adapters import Adapter, AgentMetadata, create_adapter
 from rawp_adapters.cli import main
-from rawp_adapters.testing import ConformanceSubject, Prompts, check_adapter, drive
+from rawp_adapters.testing import RULES, ConformanceSubject, Prompts, check_adapter, drive
 
 DOCS = Path(__file__).parents[2] / "docs"
 GUIDE = (DOCS / "plugins.md").read_text(encoding="utf-8")
@@ -121,3 +121,8 @@ def test_the_guides_pytest_module_runs_every_rule_through_the_plugin(tmp_path: P
     assert result.returncode == 0, result.stdout + result.stderr
     assert "test_rule[asyncio-MUST:permission-deadline] PASSED" in result.stdout
     assert "test_rule[asyncio-CAPABILITY:compaction] SKIPPED" in result.stdout
+
+
+def test_the_guides_rule_table_lists_every_rule_of_the_kit() -> None:
+    rows = re.findall(r"^\| (MUST|CAPABILITY|ADVISORY) \| `([\w-]+)` \| (.*) \|$", GUIDE, re.M)
+    assert rows == [(rule.tier, rule.id, rule.summary) for rule in RULES]
