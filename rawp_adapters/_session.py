@@ -10,6 +10,7 @@ host with backpressure.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import asynccontextmanager
@@ -113,6 +114,8 @@ class _TurnTask:
 
 @dataclass(slots=True)
 class _Waiter:
+    deadline: float
+    """When :meth:`Session._keep_deadlines` denies it (``anyio.current_time`` based)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     outcome: InteractionOutcome | None = None
 
@@ -168,6 +171,8 @@ class Session:
         )
         self._turns: dict[str, _TurnTask] = {}
         self._waiters: dict[str, _Waiter] = {}
+        self._deadline_sleep: anyio.CancelScope | None = None
+        """The deadline keeper's sleep, which ends at the earliest deadline it knows of."""
         self._host_waiters: dict[str, _HostCallWaiter] = {}
         self._last_switch: anyio.Event | None = None
         self._last_steer: anyio.Event | None = None
@@ -485,18 +490,47 @@ class Session:
         if isinstance(opened, InteractionOutcome):
             return opened
         interaction_id = opened.interaction_id
-        waiter = self._waiters[interaction_id] = _Waiter()
+        deadline = anyio.current_time() + opened.timeout_ms / 1000
+        waiter = self._waiters[interaction_id] = _Waiter(deadline)
+        self._watch_deadline(deadline)
         try:
-            with anyio.move_on_after(opened.timeout_ms / 1000):
-                await waiter.done.wait()
-            if waiter.outcome is None:
-                self._carry_out(protocol.interaction_deadline(interaction_id))
+            await waiter.done.wait()
         finally:
             if waiter.outcome is None:  # the adapter's call was cancelled
                 self._carry_out(protocol.interaction_abandoned(interaction_id))
             del self._waiters[interaction_id]
         assert waiter.outcome is not None
         return waiter.outcome
+
+    def _watch_deadline(self, deadline: float) -> None:
+        """Have the deadline keeper wake by ``deadline``; it starts with the first question."""
+        sleep = self._deadline_sleep
+        if sleep is None:
+            sleep = self._deadline_sleep = anyio.CancelScope(deadline=deadline)
+            self._tg.start_soon(self._keep_deadlines, sleep, name="interaction deadlines")
+        elif deadline < sleep.deadline:
+            sleep.deadline = deadline
+
+    async def _keep_deadlines(self, sleep: anyio.CancelScope) -> None:
+        """Deny each question whose deadline passed. One task for the session's questions
+        rather than a timer per question: a question answered in time costs a comparison,
+        and no timer is left behind for the event loop (and the GC) to clear later."""
+        while True:
+            with sleep:
+                await anyio.sleep_forever()
+            now = anyio.current_time()
+            expired = [
+                interaction_id
+                for interaction_id, waiter in self._waiters.items()
+                if waiter.outcome is None and waiter.deadline <= now
+            ]
+            for interaction_id in expired:
+                self._carry_out(self._protocol.interaction_deadline(interaction_id))
+            earliest = min(
+                (waiter.deadline for waiter in self._waiters.values() if waiter.outcome is None),
+                default=math.inf,
+            )
+            sleep = self._deadline_sleep = anyio.CancelScope(deadline=earliest)
 
 
 class _Context:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -26,6 +27,7 @@ from rawp_adapters.frames import (
     AgentError,
     AgentErrorFrame,
     InteractionRequestFrame,
+    InteractionResolvedFrame,
     SessionClosedFrame,
     SessionErrorFrame,
     StopReason,
@@ -319,6 +321,112 @@ async def test_parallel_interactions_answered_in_reverse_order_each_get_their_an
     denied: int = second.payload.context.tool_input["n"]
     assert asker.by_n[allowed] == InteractionOutcome(decision="allow", reason="answered")
     assert asker.by_n[denied] == InteractionOutcome(decision="deny", reason="answered")
+
+
+class Staged:
+    """A script that asks one question per deadline in ``timeouts_ms``, each once the test
+    lets it (``ask[n].set()``), and records each outcome and how long it waited."""
+
+    def __init__(self, *timeouts_ms: int) -> None:
+        self.timeouts_ms = timeouts_ms
+        self.ask = [anyio.Event() for _ in timeouts_ms]
+        self.give_up = [anyio.CancelScope() for _ in timeouts_ms]
+        self.outcomes: dict[int, InteractionOutcome] = {}
+        self.waited: dict[int, float] = {}
+
+    async def __call__(self, turn: Turn, ctx: SessionContext) -> TurnResult:
+        async def ask(n: int) -> None:
+            question = Question.permission(
+                "bash", tool_input={"n": n}, turn_id=turn.turn_id, timeout_ms=self.timeouts_ms[n]
+            )
+            started = anyio.current_time()
+            with self.give_up[n]:
+                self.outcomes[n] = await ctx.interact(question)
+            self.waited[n] = anyio.current_time() - started
+
+        async with anyio.create_task_group() as tg:
+            for n, go in enumerate(self.ask):
+                await go.wait()
+                tg.start_soon(ask, n)
+        return TurnResult()
+
+
+def asked(n: int) -> Callable[[InteractionRequestFrame], bool]:
+    return lambda frame: frame.payload.context.tool_input == {"n": n}
+
+
+def resolving(request: InteractionRequestFrame) -> Callable[[InteractionResolvedFrame], bool]:
+    return lambda frame: frame.payload.interaction_id == request.payload.interaction_id
+
+
+ALLOWED = InteractionOutcome(decision="allow", reason="answered")
+TIMED_OUT = InteractionOutcome(decision="deny", reason="timeout")
+
+
+async def test_a_question_that_times_out_is_denied_while_an_earlier_one_stays_open(
+    tmp_path: Path,
+) -> None:
+    staged = Staged(60_000, 50)
+    async with drive(FunctionAdapter(staged), workspace=tmp_path, policy=never_answer) as d:
+        start = await d.start_prompt("ask twice")
+        staged.ask[0].set()
+        first = await d.wait_for(InteractionRequestFrame, where=asked(0))
+        staged.ask[1].set()
+        second = await d.wait_for(InteractionRequestFrame, where=asked(1))
+        resolved = await d.wait_for(InteractionResolvedFrame, where=resolving(second))
+        assert (resolved.payload.outcome, resolved.payload.decided_by) == ("timed_out", "deadline")
+        assert not [f for f in d.of_type(InteractionResolvedFrame) if resolving(first)(f)]
+        await d.send(d.control.allow(first.payload.interaction_id))
+        await d.wait_turn(start.payload.turn_id)
+    assert staged.outcomes == {0: ALLOWED, 1: TIMED_OUT}
+
+
+async def test_a_question_asked_after_an_answered_one_is_denied_at_its_own_deadline_not_before(
+    tmp_path: Path,
+) -> None:
+    staged = Staged(50, 300)
+    async with drive(FunctionAdapter(staged), workspace=tmp_path, policy=never_answer) as d:
+        start = await d.start_prompt("ask twice")
+        staged.ask[0].set()
+        first = await d.wait_for(InteractionRequestFrame, where=asked(0))
+        await d.send(d.control.allow(first.payload.interaction_id))
+        await d.wait_for(InteractionResolvedFrame, where=resolving(first))
+        staged.ask[1].set()
+        await d.wait_turn(start.payload.turn_id)
+    assert staged.outcomes[1] == TIMED_OUT
+    assert staged.waited[1] >= 0.3 - 0.001
+
+
+async def test_a_question_asked_after_every_earlier_one_timed_out_still_times_out(
+    tmp_path: Path,
+) -> None:
+    staged = Staged(50, 50)
+    async with drive(FunctionAdapter(staged), workspace=tmp_path, policy=never_answer) as d:
+        start = await d.start_prompt("ask twice")
+        staged.ask[0].set()
+        first = await d.wait_for(InteractionRequestFrame, where=asked(0))
+        await d.wait_for(InteractionResolvedFrame, where=resolving(first))
+        staged.ask[1].set()
+        await d.wait_turn(start.payload.turn_id)
+    assert staged.outcomes == {0: TIMED_OUT, 1: TIMED_OUT}
+
+
+async def test_a_question_its_asker_gave_up_on_is_resolved_once_even_after_its_deadline(
+    tmp_path: Path,
+) -> None:
+    staged = Staged(50, 200)
+    async with drive(FunctionAdapter(staged), workspace=tmp_path, policy=never_answer) as d:
+        start = await d.start_prompt("ask twice")
+        staged.ask[0].set()
+        first = await d.wait_for(InteractionRequestFrame, where=asked(0))
+        staged.give_up[0].cancel()
+        await d.wait_for(InteractionResolvedFrame, where=resolving(first))
+        staged.ask[1].set()  # its deadline comes after the first one's
+        await d.wait_turn(start.payload.turn_id)
+        (resolved,) = [f for f in d.of_type(InteractionResolvedFrame) if resolving(first)(f)]
+    assert (resolved.payload.outcome, resolved.payload.decided_by) == ("cancelled", "agent")
+    assert 0 not in staged.outcomes
+    assert staged.outcomes[1] == TIMED_OUT
 
 
 async def test_aborting_a_turn_denies_its_pending_interactions(tmp_path: Path) -> None:
