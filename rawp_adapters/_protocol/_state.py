@@ -13,7 +13,6 @@ last. :class:`rawp_adapters.Session` is the anyio driver around it.
 
 from __future__ import annotations
 
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -117,6 +116,7 @@ from rawp_adapters._protocol._effects import (
     TurnClosed,
 )
 from rawp_adapters._protocol._host_calls import HostCalls
+from rawp_adapters._protocol._ids import new_uuid4
 from rawp_adapters._protocol._judge import RESULTS, expected, judge
 from rawp_adapters._protocol._turn import TurnState
 
@@ -212,7 +212,7 @@ class SessionProtocol:
         log: BoundLogger,
         limits: Limits | None = None,
         backlogged: Callable[[], bool] = lambda: False,
-        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        new_id: Callable[[], str] = new_uuid4,
         clock: Callable[[], str] = utc_timestamp,
     ) -> None:
         self.session_id = session_id
