@@ -16,13 +16,20 @@ RESULTS: Final[dict[OutcomeReason, InteractionResult]] = {
 }
 
 
+_DENIED: Final = InteractionOutcome(decision="deny", reason="answered")
+_ALLOWED: Final = InteractionOutcome(decision="allow", reason="answered")
+"""The most common outcomes, shared (outcomes are frozen)."""
+
+
 def judge(request: InteractionRequest, response: InteractionResponse) -> InteractionOutcome:
     """The outcome a response gives: allow only when it is explicit and fits the request."""
     kind = request.interaction_type
     if response.decision == "deny":
-        return InteractionOutcome(decision="deny", reason="answered")
+        return _DENIED
     if kind in ("PERMISSION", "CONFIRM"):
         if response.decision == "allow":
+            if response.value is None:
+                return _ALLOWED
             # ``value`` rides along: for PERMISSION it may carry the edited tool input.
             return InteractionOutcome(decision="allow", reason="answered", value=response.value)
         return InteractionOutcome(decision="deny", reason="malformed")
