@@ -132,50 +132,44 @@ _LINE_FRAMES: Final = frozenset(
 _encode_lines = msgspec.json.Encoder().encode_lines
 
 
-class FrameEncoder:
-    """:func:`encode_frame`, byte for byte, for many frames at once, faster: the payload
-    (and metadata) by its model's own serializer, the one ``model_dump_json`` uses for it
-    (or for text and thinking by msgspec), and the lines by one msgspec call.
+def encode_frames(frames: Iterable[Envelope]) -> bytes:
+    """The lines of ``frames``, one after the other: :func:`encode_frame`, byte for byte,
+    for many frames at once, faster. The payload (and metadata) is written by its model's
+    own serializer, the one ``model_dump_json`` uses for it (or for text and thinking by
+    msgspec), and the lines by one msgspec call.
 
     A frame of another model, or with text that UTF-8 cannot carry, goes through
     :func:`encode_frame` itself.
     """
-
-    __slots__ = ()
-
-    def encode_all(self, frames: Iterable[Envelope]) -> bytes:
-        """The lines of ``frames``, one after the other."""
-        frames = list(frames)
-        lines: list[_Line] = []
-        add, line, raw, unset = lines.append, _Line, msgspec.Raw, msgspec.UNSET
-        line_frames, plain_payloads = _LINE_FRAMES, _PLAIN_PAYLOADS
-        try:
-            for frame in frames:
-                if type(frame) not in line_frames:
-                    raise _NotALine
-                fields = frame.__dict__  # faster than attribute lookups on the model
-                payload = fields["payload"]
-                metadata = fields["metadata"]
-                add(
-                    line(
-                        fields["version"],
-                        fields["type"],
-                        fields["session_id"],
-                        fields["seq"],
-                        fields["timestamp"],
-                        unset if metadata is None else raw(_to_json(metadata)),
-                        payload.__dict__
-                        if type(payload) in plain_payloads
-                        else raw(_to_json(payload)),
-                    )
+    frames = list(frames)
+    lines: list[_Line] = []
+    add, line, raw, unset = lines.append, _Line, msgspec.Raw, msgspec.UNSET
+    line_frames, plain_payloads = _LINE_FRAMES, _PLAIN_PAYLOADS
+    try:
+        for frame in frames:
+            if type(frame) not in line_frames:
+                raise _NotALine
+            fields = frame.__dict__  # faster than attribute lookups on the model
+            payload = fields["payload"]
+            metadata = fields["metadata"]
+            add(
+                line(
+                    fields["version"],
+                    fields["type"],
+                    fields["session_id"],
+                    fields["seq"],
+                    fields["timestamp"],
+                    unset if metadata is None else raw(_to_json(metadata)),
+                    payload.__dict__ if type(payload) in plain_payloads else raw(_to_json(payload)),
                 )
-            encoded = _encode_lines(lines)
-        except (PydanticSerializationError, UnicodeEncodeError, _NotALine):
-            return b"".join(map(encode_frame, frames))
-        # Outside strings a line is ASCII, so the separators can be escaped anywhere.
-        if b"\xe2" in encoded:  # their first byte, found by a fast scan
-            encoded = _escape_separators(encoded)
-        return encoded
+            )
+        encoded = _encode_lines(lines)
+    except (PydanticSerializationError, UnicodeEncodeError, _NotALine):
+        return b"".join(map(encode_frame, frames))
+    # Outside strings a line is ASCII, so the separators can be escaped anywhere.
+    if b"\xe2" in encoded:  # their first byte, found by a fast scan
+        encoded = _escape_separators(encoded)
+    return encoded
 
 
 class _NotALine(Exception):

@@ -9,7 +9,7 @@ from typing import Final
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from rawp_adapters._codec import FrameEncoder
+from rawp_adapters._codec import encode_frames
 from rawp_adapters._errors import SessionClosedError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
 from rawp_adapters._logging import get_logger
@@ -67,7 +67,6 @@ async def _write_frames(
     """Write every frame until the session's stream ends: what is queued at once is
     encoded and written in one go (a frame never waits for others to come). If ``send``
     breaks, calls ``on_broken`` once, drains the rest unwritten and returns False."""
-    encode_all = FrameEncoder().encode_all
     broken = False
     while True:
         try:
@@ -77,7 +76,7 @@ async def _write_frames(
         if broken:
             continue
         try:
-            await send.send(encode_all(frames))
+            await send.send(encode_frames(frames))
         except _STREAM_FAILED as exc:
             _log.error("writing frames failed; ending the session", error=_reason(exc))
             broken = True

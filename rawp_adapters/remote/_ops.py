@@ -16,7 +16,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, PubAck
 from nats.js.errors import KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from rawp_adapters._codec import FrameEncoder
+from rawp_adapters._codec import encode_frames
 from rawp_adapters.frames import ClientFrame
 from rawp_adapters.remote._names import MSG_ID, Names
 
@@ -143,11 +143,10 @@ class Publisher:
     def __init__(self, js: JetStreamContext, names: Names, session_id: str) -> None:
         self._js = js
         self._subject = names.frames_subject(session_id)
-        self._encoder = FrameEncoder()
 
     async def publish(self, frames: Sequence[ClientFrame], give_up_after: float) -> None:
         batch = [
-            (self._encoder.encode_all((frame,)), {MSG_ID: f"{frame.session_id}:{frame.seq}"})
+            (encode_frames((frame,)), {MSG_ID: f"{frame.session_id}:{frame.seq}"})
             for frame in frames
         ]
         loop = asyncio.get_running_loop()

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from rawp_adapters import FrameError, decode_frame, encode_frame
-from rawp_adapters._codec import FRAME_CLASS_BY_TYPE, FrameEncoder, utc_timestamp
+from rawp_adapters._codec import FRAME_CLASS_BY_TYPE, encode_frames, utc_timestamp
 from rawp_adapters.frames import TextDeltaFrame, UnknownFrame
 from tests.core.samples import SAMPLE_PAYLOADS, TRICKY, sample_frame
 
@@ -31,7 +31,7 @@ def test_the_stream_encoder_writes_every_frame_as_encode_frame_does_across_sessi
             fields = sample_frame(frame_type, seq) | {"session_id": session_id}
             for metadata in (fields["metadata"], None):
                 frames.append(decode_frame(json.dumps(fields | {"metadata": metadata})))
-    encoded = FrameEncoder().encode_all(frames)
+    encoded = encode_frames(frames)
     assert encoded == b"".join(encode_frame(frame) for frame in frames)
 
 
@@ -44,7 +44,7 @@ def test_the_stream_encoder_writes_a_batch_with_odd_frames_as_encode_frame_does(
         | {"payload": {"turn_id": "t", "index": 0, "text": "\ud800"}}
     )
     for batch in ([delta, unknown, delta], [delta, lone, delta], [delta, delta]):
-        assert FrameEncoder().encode_all(batch) == b"".join(map(encode_frame, batch))
+        assert encode_frames(batch) == b"".join(map(encode_frame, batch))
 
 
 def test_unicode_line_separators_are_escaped_on_the_wire_and_restored() -> None:
