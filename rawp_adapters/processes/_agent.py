@@ -114,6 +114,7 @@ class AgentProcess:
         self._marker = marker
         self._log = log
         self._tail = _Tail(stderr_tail_bytes)
+        self._stderr_ended = anyio.Event()
         self._write_lock = anyio.Lock()
         self._stdin_closed = False
         self._recorded: dict[int, psutil.Process] = {}
@@ -222,9 +223,20 @@ class AgentProcess:
         """Read stderr to its end, keeping a bounded tail (never leave a pipe full)."""
         stderr = self._process.stderr
         assert stderr is not None
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            async for chunk in stderr:
-                self._tail.add(chunk)
+        try:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                async for chunk in stderr:
+                    self._tail.add(chunk)
+        finally:
+            self._stderr_ended.set()
+
+    async def stderr_ended(self, within: float = 1.0) -> bool:
+        """Wait up to ``within`` seconds for :meth:`drain_stderr` to reach the end of
+        stderr, so that the tail holds the agent's last words; an exited agent's pipe can
+        still hold them (or a leftover child can hold it open). True if the end came."""
+        with anyio.move_on_after(within):
+            await self._stderr_ended.wait()
+        return self._stderr_ended.is_set()
 
     async def wait(self) -> int:
         return await self._process.wait()

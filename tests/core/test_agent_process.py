@@ -145,3 +145,53 @@ async def test_a_stubborn_agent_is_killed_after_both_graces_and_its_end_reported
         with anyio.CancelScope(shield=True):
             await process.release()
     assert host_supervisor().pid is None
+
+
+async def spawn_shell(script: str, tmp_path: Path) -> AgentProcess:
+    session_id = uuid.uuid4().hex
+    return await AgentProcess.spawn(
+        ["/bin/sh", "-c", script],
+        cwd=tmp_path,
+        env=agent_environment(AgentProcessSettings(), session_id=session_id, workspace=tmp_path),
+        marker=(SESSION_ID_VAR, session_id),
+        stderr_tail_bytes=64,
+        log=get_logger("test"),
+    )
+
+
+@pytest.mark.anyio
+async def test_last_words_written_to_stderr_after_the_agent_exited_reach_the_tail(
+    tmp_path: Path,
+) -> None:
+    # A child still holding stderr writes after the agent is gone: the pipe's end,
+    # not the agent's exit, is what makes the tail complete.
+    process = await spawn_shell("(sleep 0.3; echo 'last words' >&2) & exit 3", tmp_path)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(process.drain_stderr)
+            with anyio.fail_after(10):
+                assert await process.wait() == 3
+                assert await process.stderr_ended(within=10)
+        assert process.stderr_tail() == "last words"
+    finally:
+        with anyio.CancelScope(shield=True):
+            await process.release()
+
+
+@pytest.mark.anyio
+async def test_waiting_for_the_end_of_stderr_gives_up_at_its_bound_when_a_child_holds_it(
+    tmp_path: Path,
+) -> None:
+    process = await spawn_shell("sleep 600 & exit 3", tmp_path)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(process.drain_stderr)
+            with anyio.fail_after(10):
+                assert await process.wait() == 3
+                assert not await process.stderr_ended(within=0.2)
+            await process.kill_leftovers()
+            with anyio.fail_after(10):
+                assert await process.stderr_ended(within=10)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await process.release()

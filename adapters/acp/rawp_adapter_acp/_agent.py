@@ -255,6 +255,7 @@ class AcpAgent:
     async def _watch_exit(self) -> None:
         assert self.process is not None
         returncode = await self.process.wait()
+        await self.process.stderr_ended()  # its last words go in the error's stderr tail
         self._bridge.post(Exited(exit_status(returncode)))
 
     def _connection(self) -> tuple[ClientSideConnection, str]:

@@ -616,6 +616,8 @@ class RpcAgent:
             await process.kill_leftovers()
         assert self._reader is not None
         await self._reader.drained(_STDOUT_DRAIN)
+        if not self._closing:
+            await process.stderr_ended()  # its last words go in the error's stderr tail
         self._exit = status
         self._exited.set()
         self._ready_or_gone.set()

@@ -116,6 +116,7 @@ class SingleTurnAgent:
             # hold its stdout open); what the agent wrote is still in the pipe.
             await process.kill_leftovers()
             await reader.drained(_STDOUT_DRAIN)
+            await process.stderr_ended()  # its last words go in the error's stderr tail
             tg.cancel_scope.cancel()
         return returncode
 
