@@ -1,5 +1,6 @@
-"""The DPS frame models (see :mod:`rawp_adapters._frames` for provenance), and
-:func:`frame_from_dict` for frames already parsed from JSON."""
+"""The DPS frame models (see :mod:`rawp_adapters._frames` for provenance),
+:func:`frame_from_dict` for frames already parsed from JSON, and
+:func:`construct_unchecked` for hot paths that build payloads from typed values."""
 
 from rawp_adapters._codec import frame_from_dict
 from rawp_adapters._frames import (
@@ -115,6 +116,7 @@ from rawp_adapters._frames import (
     TurnStartFrame,
     UnknownFrame,
 )
+from rawp_adapters._unchecked import construct_unchecked
 
 __all__ = [
     "DPS_VERSION",
@@ -228,5 +230,6 @@ __all__ = [
     "TurnStart",
     "TurnStartFrame",
     "UnknownFrame",
+    "construct_unchecked",
     "frame_from_dict",
 ]

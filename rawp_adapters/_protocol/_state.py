@@ -6,19 +6,16 @@ Every rule of RAWP-DPS that does not depend on how an agent is reached lives her
 once: ``seq``, capabilities first, one prompt in flight, turn-id fencing, exactly
 one turn end per turn start, open text/thinking blocks and tool calls closed at
 turn end, duplicate and orphan tool events dropped, one ``session.usage`` per
-turn, abort ⇒ ``cancelled``, the interaction ledger (only an explicit allow
-allows; one ``agent.interaction.resolved`` per request) and ``session.closed``
+turn, abort ⇒ ``cancelled``, the questions to the Master (:mod:`._interactions`)
+and host tool calls (:mod:`._host_calls`) settled once each, and ``session.closed``
 last. :class:`rawp_adapters.Session` is the anyio driver around it.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Final, TypeVar, get_args
 
-from pydantic import BaseModel
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters._adapter import (
@@ -28,7 +25,6 @@ from rawp_adapters._adapter import (
     HostToolOutcome,
     InteractionOutcome,
     ModelState,
-    OutcomeReason,
     Question,
     Turn,
     TurnResult,
@@ -52,15 +48,11 @@ from rawp_adapters._frames import (
     ClientPayload,
     CloseReason,
     ControlFrame,
-    DecidedBy,
     Features,
     FrameMetadata,
-    InteractionContext,
     InteractionRequest,
     InteractionResolved,
-    InteractionResponse,
     InteractionResponseFrame,
-    InteractionResult,
     InteractionTimeoutFrame,
     ModelChanged,
     ModelInfo,
@@ -112,18 +104,16 @@ from rawp_adapters._protocol._effects import (
     RunConfiguration,
     RunSteer,
     RunTurn,
-    SettleInteraction,
     TurnClosed,
 )
 from rawp_adapters._protocol._host_calls import HostCalls
 from rawp_adapters._protocol._ids import new_uuid4
-from rawp_adapters._protocol._judge import RESULTS, expected, judge
+from rawp_adapters._protocol._interactions import Interactions
 from rawp_adapters._protocol._turn import TurnState
+from rawp_adapters._unchecked import construct_unchecked
 
 REMEMBERED_UNKNOWN_TYPES: Final = 64
 """Distinct unknown control frame types logged once each; later ones are not logged."""
-REMEMBERED_FINISHED_INTERACTIONS: Final = 1024
-"""Finished interaction ids kept to tell a late answer from an unknown one."""
 RUNTIME_OWNED: Final[frozenset[type[ClientPayload]]] = frozenset(
     {
         SessionCapabilities,
@@ -165,33 +155,7 @@ _STATE_CHANGES: Final = {state: AgentStateChanged(state=state) for state in get_
 twice per question, and validating a new payload each time shows in its round trip."""
 F = TypeVar("F", bound=ClientFrame)
 
-_new = object.__new__
-# pydantic's slots of every model, set through their descriptors: faster than
-# object.__setattr__, which looks each one up by name.
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def _trusted_frame(frame_class: type[F], fields: dict[str, Any]) -> F:
-    """The frame as pydantic would build it from ``fields``, without validating them
-    again: the payload is a validated model of exactly the frame's payload type, and
-    the envelope's fields are the session's own."""
-    frame = _new(frame_class)
-    _set_dict(frame, fields)
-    _set_fields_set(frame, _FIELDS_SET.copy())
-    _set_extra(frame, None)
-    _set_private(frame, None)
-    return frame
-
-
 # ------------------------------------------------------------------ state
-
-
-@dataclass(slots=True)
-class _Interaction:
-    request: InteractionRequest
 
 
 class SessionProtocol:
@@ -243,15 +207,21 @@ class SessionProtocol:
         self._unanswered = 0
         self._unknown_types: set[str] = set()
         self._forged: set[str] = set()
-        self._open: dict[str, _Interaction] = {}
-        self._finished: OrderedDict[str, OutcomeReason] = OrderedDict()
+        self.interactions = Interactions(
+            put=self._put,
+            complain=self.session_error,
+            settled=self._interaction_settled,
+            log=log,
+            new_id=new_id,
+            max_open=self.limits.max_open_interactions,
+        )
         self.host_calls = HostCalls(self._put, log, max_open=self.limits.max_open_interactions)
 
     # ------------------------------------------------------------ queries
 
     @property
     def open_interactions(self) -> int:
-        return len(self._open)
+        return len(self.interactions)
 
     def turn_running(self, turn_id: str) -> bool:
         turn = self.turn
@@ -303,7 +273,7 @@ class SessionProtocol:
         calls :meth:`finish_close`."""
         self.closing = True
         self._set_state("stopping")
-        effects: list[Effect] = [*self._settle_all("closed"), *self.host_calls.settle_all()]
+        effects = self._settle_all()
         turn = self.turn
         if turn is not None:
             if agent_exit is not None:
@@ -379,9 +349,11 @@ class SessionProtocol:
             case PromptAbortFrame():
                 return self._on_abort(frame.payload.turn_id)
             case InteractionResponseFrame():
-                return self._on_answer(frame.payload)
+                return self.interactions.answer(frame.payload)
             case InteractionTimeoutFrame():
-                return self._settle(frame.payload.interaction_id, "timeout", "master_timeout")
+                return self.interactions.settle(
+                    frame.payload.interaction_id, "timeout", "master_timeout"
+                )
             case SessionCompactFrame():
                 return self._on_compact(frame.payload.custom_instructions)
             case ModeSwitchFrame():
@@ -389,11 +361,7 @@ class SessionProtocol:
             case SessionEndFrame():
                 # Deny now, not when the close task runs: an answer sent after the end
                 # frame must not be applied.
-                return [
-                    *self._settle_all("closed"),
-                    *self.host_calls.settle_all(),
-                    BeginClose("explicit"),
-                ]
+                return [*self._settle_all(), BeginClose("explicit")]
             case ToolStreamFrame():
                 effects = self.host_calls.progress(frame.payload, frame.metadata)
                 return self._host_answer(effects, frame.payload.invocation_id)
@@ -449,11 +417,7 @@ class SessionProtocol:
         # must not be applied, nor a new interaction of this turn opened.
         turn.aborting = True
         turn_id = turn.turn.turn_id
-        return [
-            *self._settle_turn(turn_id, "aborted"),
-            *self.host_calls.settle_turn(turn_id),
-            AbortTurn(turn.turn),
-        ]
+        return [*self._settle_turn(turn_id), AbortTurn(turn.turn)]
 
     def _on_compact(self, custom_instructions: str | None) -> list[Effect]:
         if not self._features().context_compaction:
@@ -616,8 +580,8 @@ class SessionProtocol:
         if exc.frame_type == "control.interaction.response" and exc.data is not None:
             payload = exc.data.get("payload")
             interaction_id = payload.get("interaction_id") if isinstance(payload, dict) else None
-            if isinstance(interaction_id, str) and interaction_id in self._open:
-                effects = self._settle(interaction_id, "malformed", "master")
+            if isinstance(interaction_id, str) and interaction_id in self.interactions:
+                effects = self.interactions.settle(interaction_id, "malformed", "master")
         self.session_error(exc.code, str(exc))
         return effects
 
@@ -664,7 +628,7 @@ class SessionProtocol:
         result: TurnResult | None,
     ) -> list[Effect]:
         turn_id = turn.turn.turn_id
-        effects = [*self._settle_turn(turn_id, "aborted"), *self.host_calls.settle_turn(turn_id)]
+        effects = self._settle_turn(turn_id)
         for payload in turn.unfinished():
             self._put(payload)
         if stop == "error" and error is None and not turn.reported_error:
@@ -708,127 +672,33 @@ class SessionProtocol:
             turn is None or turn.turn.turn_id != turn_id or turn.aborting or turn.ended
         ):
             return InteractionOutcome(decision="deny", reason="aborted")
-        if len(self._open) >= self.limits.max_open_interactions:
-            # An agent asking faster than anyone answers: memory stays bounded.
-            self._log.warning(
-                "interaction denied: too many open", limit=self.limits.max_open_interactions
-            )
+        request = self.interactions.open(question, self.limits.interaction_timeout_ms)
+        if request is None:
             return InteractionOutcome(decision="deny", reason="overloaded")
-        timeout_ms = question.timeout_ms
-        request = InteractionRequest(
-            interaction_id=self._new_id(),
-            interaction_type=question.interaction_type,
-            timeout_ms=self.limits.interaction_timeout_ms if timeout_ms is None else timeout_ms,
-            turn_id=turn_id,
-            title=question.title,
-            message=question.message,
-            options=list(question.options) if question.options is not None else None,
-            context=question.context or InteractionContext(),
-        )
-        self._open[request.interaction_id] = _Interaction(request)
-        self._put(request)
         self._set_state("waiting_interaction")
         return request
 
     def interaction_deadline(self, interaction_id: str) -> list[Effect]:
         """The request's own ``timeout_ms`` passed with no answer."""
-        return self._settle(interaction_id, "timeout", "deadline", report=False)
+        return self.interactions.settle(interaction_id, "timeout", "deadline", report=False)
 
     def interaction_abandoned(self, interaction_id: str) -> list[Effect]:
         """The adapter stopped waiting (its call was cancelled)."""
-        return self._settle(interaction_id, "cancelled", "agent", report=False)
+        return self.interactions.settle(interaction_id, "cancelled", "agent", report=False)
 
-    def _on_answer(self, response: InteractionResponse) -> list[Effect]:
-        pending = self._open.get(response.interaction_id)
-        if pending is None:
-            self._report_unknown(response.interaction_id)
-            return []
-        outcome = judge(pending.request, response)
-        if outcome.reason == "malformed":
-            self.session_error(
-                SessionErrorCode.INVALID_FRAME,
-                f"the answer to {pending.request.interaction_type} interaction "
-                f"{response.interaction_id} is malformed ({expected(pending.request)}); "
-                "it was denied",
-            )
-        return self._resolve(pending, outcome, "master")
-
-    def _settle(
-        self,
-        interaction_id: str,
-        reason: OutcomeReason,
-        decided_by: DecidedBy,
-        *,
-        report: bool = True,
-    ) -> list[Effect]:
-        pending = self._open.get(interaction_id)
-        if pending is None:
-            if report:
-                self._report_unknown(interaction_id)
-            return []
-        return self._resolve(
-            pending, InteractionOutcome(decision="deny", reason=reason), decided_by
-        )
-
-    def _settle_turn(self, turn_id: str, reason: OutcomeReason) -> list[Effect]:
-        effects: list[Effect] = []
-        for pending in list(self._open.values()):
-            if pending.request.turn_id == turn_id:
-                effects += self._resolve(
-                    pending, InteractionOutcome(decision="deny", reason=reason), "abort"
-                )
-        return effects
-
-    def _settle_all(self, reason: OutcomeReason) -> list[Effect]:
-        decided_by: DecidedBy = "session_end" if reason == "closed" else "abort"
+    def _settle_turn(self, turn_id: str) -> list[Effect]:
+        """Deny the questions and end the host calls of a turn that is aborted or ends."""
         return [
-            effect
-            for pending in list(self._open.values())
-            for effect in self._resolve(
-                pending, InteractionOutcome(decision="deny", reason=reason), decided_by
-            )
+            *self.interactions.settle_turn(turn_id, "aborted"),
+            *self.host_calls.settle_turn(turn_id),
         ]
 
-    def _resolve(
-        self, pending: _Interaction, outcome: InteractionOutcome, decided_by: DecidedBy
-    ) -> list[Effect]:
-        request = pending.request
-        del self._open[request.interaction_id]
-        result: InteractionResult
-        if outcome.reason == "answered":
-            result = "allowed" if outcome.allowed else "denied"
-        else:
-            result = RESULTS[outcome.reason]
-        self._put(
-            InteractionResolved(
-                interaction_id=request.interaction_id,
-                outcome=result,
-                decided_by=decided_by,
-                turn_id=request.turn_id,
-            )
-        )
-        self._finished[request.interaction_id] = outcome.reason
-        while len(self._finished) > REMEMBERED_FINISHED_INTERACTIONS:
-            self._finished.popitem(last=False)
-        self._interaction_settled()
-        return [SettleInteraction(request.interaction_id, outcome)]
-
-    def _report_unknown(self, interaction_id: str) -> None:
-        finished = self._finished.get(interaction_id)
-        if finished is not None:
-            self._log.info(
-                "late interaction answer ignored",
-                interaction_id=interaction_id,
-                resolved_by=finished,
-            )
-            detail = f"interaction {interaction_id} was already resolved ({finished}); ignored"
-        else:
-            self._log.warning("answer for unknown interaction", interaction_id=interaction_id)
-            detail = f"no open interaction {interaction_id}; ignored"
-        self.session_error(SessionErrorCode.UNKNOWN_INTERACTION, detail)
+    def _settle_all(self) -> list[Effect]:
+        """Deny every question and end every host call: the session ends."""
+        return [*self.interactions.settle_all("closed"), *self.host_calls.settle_all()]
 
     def _interaction_settled(self) -> None:
-        if self.closing or self._open:
+        if self.closing or self.interactions:
             return
         if self.turn is not None:
             self._set_state("busy")
@@ -860,7 +730,7 @@ class SessionProtocol:
                     fields = text_fields.copy()
                     fields["seq"] = self.seq = self.seq + 1
                     fields["payload"] = payload
-                    self._deliver(_trusted_frame(TextDeltaFrame, fields))
+                    self._deliver(construct_unchecked(TextDeltaFrame, fields, _FIELDS_SET))
                 else:
                     emit(payload)
                     text_turn = self._text_turn()
@@ -949,7 +819,7 @@ class SessionProtocol:
         fields = self._fields(type(payload), metadata)
         fields["seq"] = self.seq = self.seq + 1
         fields["payload"] = payload
-        self._deliver(_trusted_frame(_FRAME_TYPES[type(payload)][0], fields))
+        self._deliver(construct_unchecked(_FRAME_TYPES[type(payload)][0], fields, _FIELDS_SET))
 
     def _fields(self, kind: type[ClientPayload], metadata: FrameMetadata | None) -> dict[str, Any]:
         """The envelope of the next frame for a ``kind`` payload, bar its seq and
@@ -993,7 +863,7 @@ class SessionProtocol:
             )
 
     def _set_state(self, state: AgentState) -> None:
-        if state in ("idle", "busy") and self._open:
+        if state in ("idle", "busy") and self.interactions:
             state = "waiting_interaction"
         if state != self._state:
             self._state = state

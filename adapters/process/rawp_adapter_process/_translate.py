@@ -20,8 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from pydantic import BaseModel
-
 from rawp_adapter_process._plans import TODO_TOOL, changed_plan
 from rawp_adapter_process._wire import (
     AgentEnd,
@@ -59,6 +57,7 @@ from rawp_adapters.frames import (
     ToolInvokeRequest,
     ToolInvokeResult,
     ToolInvokeStream,
+    construct_unchecked,
 )
 
 
@@ -497,18 +496,11 @@ class Translator:
 def _done(turn_id: str, block: _Block, text: str) -> TextDone | ThinkingDone:
     """``TextDone`` (or ``ThinkingDone``) built as :func:`_delta` builds a delta: the
     text is the agent's (a ``str`` msgspec decoded) or the deltas' joined."""
-    done: TextDone | ThinkingDone
     fields = {"turn_id": turn_id, "index": block.index, "text": text}
     if block.thinking:
-        done = _new(ThinkingDone)
         fields["redacted"] = False
-    else:
-        done = _new(TextDone)
-    _set_dict(done, fields)
-    _set_fields_set(done, _DELTA_FIELDS.copy())
-    _set_extra(done, None)
-    _set_private(done, None)
-    return done
+        return construct_unchecked(ThinkingDone, fields, _DELTA_FIELDS)
+    return construct_unchecked(TextDone, fields, _DELTA_FIELDS)
 
 
 def _result_output(output_type: OutputType, result: ToolResult) -> str | None:
@@ -536,13 +528,6 @@ def _compacted(result: CompactionResult | None, aborted: bool, error: str | None
     return [SessionCompacted(trigger="auto", tokens_before=tokens, summary=result.summary)]
 
 
-_new = object.__new__
-# pydantic's slots of every model, set through their descriptors: faster than
-# object.__setattr__, which looks each one up by name.
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _DELTA_FIELDS: Final = {"turn_id", "index", "text"}
 
 
@@ -550,14 +535,9 @@ def _delta(thinking: bool, turn_id: str, index: int, text: str) -> TextDelta | T
     """``TextDelta(turn_id=, index=, text=)`` (or ``ThinkingDelta``) as pydantic builds
     it, without validating again what is typed already: the turn id and index are the
     translator's own, the text a ``str`` msgspec decoded. The hot path of every agent."""
-    delta: TextDelta | ThinkingDelta
     if thinking:
-        delta = _new(ThinkingDelta)
-        _set_dict(delta, {"turn_id": turn_id, "index": index, "text": text, "redacted": False})
-    else:
-        delta = _new(TextDelta)
-        _set_dict(delta, {"turn_id": turn_id, "index": index, "text": text})
-    _set_fields_set(delta, _DELTA_FIELDS.copy())
-    _set_extra(delta, None)
-    _set_private(delta, None)
-    return delta
+        fields = {"turn_id": turn_id, "index": index, "text": text, "redacted": False}
+        return construct_unchecked(ThinkingDelta, fields, _DELTA_FIELDS)
+    return construct_unchecked(
+        TextDelta, {"turn_id": turn_id, "index": index, "text": text}, _DELTA_FIELDS
+    )
