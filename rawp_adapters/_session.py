@@ -178,6 +178,8 @@ class Session:
         self._last_steer: anyio.Event | None = None
         self._closing = False
         self._closed = anyio.Event()
+        self._tasks: set[anyio.CancelScope] = set()
+        self._tasks_stopped = False
         self._context = _Context(self)
 
     # ------------------------------------------------------------ host side
@@ -241,9 +243,9 @@ class Session:
                 case RunTurn(turn):
                     task = _TurnTask(self._last_switch)
                     self._turns[turn.turn_id] = task
-                    self._tg.start_soon(self._run_turn, turn, task)
+                    self._spawn(self._run_turn, turn, task)
                 case AbortTurn(turn):
-                    self._tg.start_soon(self._abort, turn)
+                    self._spawn(self._abort, turn)
                 case TurnClosed(turn_id):
                     ended = self._turns.pop(turn_id, None)
                     if ended is not None:
@@ -255,13 +257,13 @@ class Session:
                         waiter.outcome = outcome
                         waiter.done.set()
                 case RunCompact(custom_instructions):
-                    self._tg.start_soon(self._compact, custom_instructions, self._last_switch)
+                    self._spawn(self._compact, custom_instructions, self._last_switch)
                 case RunConfiguration(request):
                     previous, self._last_switch = self._last_switch, anyio.Event()
-                    self._tg.start_soon(self._configure, request, previous, self._last_switch)
+                    self._spawn(self._configure, request, previous, self._last_switch)
                 case RunSteer(turn, message):
                     previous, self._last_steer = self._last_steer, anyio.Event()
-                    self._tg.start_soon(self._steer, turn, message, previous, self._last_steer)
+                    self._spawn(self._steer, turn, message, previous, self._last_steer)
                 case HostCallProgress(invocation_id, output):
                     host_waiter = self._host_waiters.get(invocation_id)
                     if host_waiter is not None:
@@ -273,7 +275,38 @@ class Session:
                         host_waiter.outcome = host_outcome
                         host_waiter.changed.set()
                 case BeginClose(reason, agent_exit):
-                    self._tg.start_soon(self._close, reason, agent_exit)
+                    self._spawn(self._close, reason, agent_exit)
+
+    # ------------------------------------------------------------ tasks
+
+    def _spawn(
+        self,
+        func: Callable[..., Coroutine[Any, Any, object]],
+        *args: object,
+        name: str | None = None,
+    ) -> None:
+        self._tg.start_soon(self._insulated, func, args, name=name)
+
+    async def _insulated(
+        self, func: Callable[..., Coroutine[Any, Any, object]], args: tuple[object, ...]
+    ) -> None:
+        """Run one of the session's tasks (its turns, the adapter's readers, ...) out of
+        reach of the Master's cancellation: when the Master's task is cancelled, the
+        close that follows still needs them to see the turn end and the agent stop.
+        :meth:`_stop_tasks` ends them once the session is closed."""
+        with anyio.CancelScope(shield=True) as scope:
+            if self._tasks_stopped:
+                scope.cancel()
+            self._tasks.add(scope)
+            try:
+                await func(*args)
+            finally:
+                self._tasks.discard(scope)
+
+    def _stop_tasks(self) -> None:
+        self._tasks_stopped = True
+        for scope in self._tasks:
+            scope.cancel()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -507,7 +540,7 @@ class Session:
         sleep = self._deadline_sleep
         if sleep is None:
             sleep = self._deadline_sleep = anyio.CancelScope(deadline=deadline)
-            self._tg.start_soon(self._keep_deadlines, sleep, name="interaction deadlines")
+            self._spawn(self._keep_deadlines, sleep, name="interaction deadlines")
         elif deadline < sleep.deadline:
             sleep.deadline = deadline
 
@@ -572,7 +605,7 @@ class _Context:
     def start_soon(
         self, func: Callable[[], Coroutine[Any, Any, object]], *, name: str | None = None
     ) -> None:
-        self._session._tg.start_soon(func, name=name)
+        self._session._spawn(func, name=name)
 
 
 @asynccontextmanager
@@ -587,7 +620,9 @@ async def open_session(
 
     ``session.capabilities`` is already queued when this yields (followed by
     ``agent.error`` and ``session.closed`` when the agent could not start). On exit
-    the session is closed explicitly unless it already is.
+    the session is closed explicitly unless it already is. That holds when the caller
+    is cancelled too: the session's own tasks are out of the cancellation's reach
+    until the close has aborted the turn and stopped the agent.
     """
     path = Path(workspace)
     if not path.is_absolute() or not await anyio.Path(path).is_dir():
@@ -606,4 +641,4 @@ async def open_session(
         finally:
             with anyio.CancelScope(shield=True):
                 await session.close()
-            tg.cancel_scope.cancel()
+            session._stop_tasks()
