@@ -178,8 +178,8 @@ class Delegation:
         async with anyio.create_task_group() as watching:
             watching.start_soon(_cancel_when_cancelled, work)
             # The sub-agent's session runs shielded, so that when the parent's call is
-            # cancelled its close still sees the agent stop (and its frames to the end);
-            # the work on it is cancelled with the call.
+            # cancelled its frames still reach on_frame to the end of its close; the
+            # work on it is cancelled with the call.
             with anyio.CancelScope(shield=True):
                 async with (
                     send,
