@@ -125,6 +125,22 @@ async def test_a_thinking_level_the_agent_does_not_know_is_rejected(
     assert after.text == DEFAULT_TEXT
 
 
+@pytest.mark.parametrize("name", PEERS)
+async def test_a_model_change_with_a_level_the_agent_does_not_know_changes_nothing(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(
+        name, llm, tmp_path, peer={"extra_models": [SECOND_MODEL], "reasoning": True}
+    )
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.send(d.control.set_model(f"{PROVIDER}/{SECOND_MODEL}", thinking_level="enormous"))
+        error = await d.wait_for(SessionErrorFrame)
+        after = await d.prompt(NAME_MODEL)
+    assert error.payload.error_code == "REJECTED"
+    assert not d.of_type(ModelChangedFrame)
+    assert after.text == f"{MODEL_SAYS}{MODEL_ID}.", "the first model still answers"
+
+
 @pytest.mark.parametrize("name", only("omp"))
 async def test_a_seeded_plan_and_omps_own_todo_updates_reach_the_master(
     name: PeerName, llm: ScriptedOpenAI, tmp_path: Path

@@ -82,6 +82,14 @@ class LiveControl:
         return [model.info() for model in await self._models()]
 
     async def set_model(self, change: ModelSet) -> ModelState:
+        """Both parts are checked before either is made: the agent takes any level of
+        :data:`THINKING_LEVELS` (it clamps it to the model's), so a rejected change
+        changes nothing."""
+        level = change.thinking_level
+        if level is not None and level not in THINKING_LEVELS:
+            raise OperationRejected(
+                f"no thinking level {level!r} (levels: {', '.join(THINKING_LEVELS)})"
+            )
         if change.model is not None:
             models = await self._models()
             model = find_model(models, change.model)
@@ -91,13 +99,8 @@ class LiveControl:
             await self._change(
                 {"type": "set_model", "provider": model.provider, "modelId": model.id}
             )
-        if change.thinking_level is not None:
-            if change.thinking_level not in THINKING_LEVELS:
-                raise OperationRejected(
-                    f"no thinking level {change.thinking_level!r} "
-                    f"(levels: {', '.join(THINKING_LEVELS)})"
-                )
-            await self._change({"type": "set_thinking_level", "level": change.thinking_level})
+        if level is not None:
+            await self._change({"type": "set_thinking_level", "level": level})
         await self._state()
         return ModelState(model=self.model, thinking_level=self.thinking_level)
 
