@@ -48,3 +48,17 @@ async def test_a_master_cancelled_mid_turn_gets_the_turn_aborted_and_the_session
     assert frames[-1].payload.reason == "explicit"
     assert [frame.seq for frame in frames] == list(range(1, len(frames) + 1))
     assert fake_agent_processes() == []
+
+
+async def test_a_master_that_gives_up_while_the_agent_starts_leaves_no_agent_behind(
+    tmp_path: Path,
+) -> None:
+    patient = SessionOptions(start_timeout=60.0, close_timeout=60.0)
+    with anyio.fail_after(20):
+        with anyio.move_on_after(1.0) as master:
+            async with open_session(
+                fake_adapter("--mute", ready_timeout=60.0), workspace=tmp_path, options=patient
+            ):
+                pytest.fail("a mute agent is never ready")
+    assert master.cancelled_caught
+    assert fake_agent_processes() == []
