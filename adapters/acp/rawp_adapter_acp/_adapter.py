@@ -221,9 +221,21 @@ class AcpAdapter(Adapter[AcpSettings]):
                 )
             )
         except Exception as exc:
+            ended = None
+            if agent.process is not None and not isinstance(exc, TimeoutError):
+                # Most failures here are the agent dying: say how it ended, as it ended.
+                ended = await bridge.call(agent.ended, _EXIT_WAIT)
             tail = agent.process.stderr_tail() if agent.process is not None else None
             self._closed = await self._shutdown()
             what = "resume the session" if settings.resume_session_id else "start the agent"
+            if ended is not None:
+                raise StartFailed.of(
+                    f"cannot {what} {settings.command[0]!r}: it {ended.describe()} "
+                    "before it was ready",
+                    exit_code=ended.exit_code,
+                    signal=ended.signal,
+                    stderr_tail=tail,
+                ) from exc
             raise StartFailed.of(
                 f"cannot {what} {settings.command[0]!r}: {_describe(exc)}", stderr_tail=tail
             ) from exc
@@ -478,6 +490,8 @@ class AcpAdapter(Adapter[AcpSettings]):
 
 
 _DENY = InteractionOutcome(decision="deny", reason="closed")
+_EXIT_WAIT = 2.0
+"""Seconds a start failure waits for the agent's own exit, to report it."""
 
 
 def _describe(exc: BaseException) -> str:

@@ -252,6 +252,16 @@ class AcpAgent:
                 options = new.config_options or []
         return Started(self.session_id, init, modes, list(options), transport.session_models)
 
+    async def ended(self, within: float) -> ExitStatus | None:
+        """The agent's own exit, if it comes within ``within`` seconds (its stderr read
+        to the end by then), else None."""
+        assert self.process is not None
+        with anyio.move_on_after(within):
+            returncode = await self.process.wait()
+            await self.process.stderr_ended()
+            return exit_status(returncode)
+        return None
+
     async def _watch_exit(self) -> None:
         assert self.process is not None
         returncode = await self.process.wait()
