@@ -285,7 +285,9 @@ class Session:
         *args: object,
         name: str | None = None,
     ) -> None:
-        self._tg.start_soon(self._insulated, func, args, name=name)
+        self._tg.start_soon(
+            self._insulated, func, args, name=name or getattr(func, "__qualname__", None)
+        )
 
     async def _insulated(
         self, func: Callable[..., Coroutine[Any, Any, object]], args: tuple[object, ...]

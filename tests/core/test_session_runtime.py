@@ -608,3 +608,14 @@ async def test_the_workspace_must_be_an_existing_absolute_directory(tmp_path: Pa
     with pytest.raises(ValueError, match="absolute directory"):
         async with open_session(FunctionAdapter(), workspace=tmp_path / "missing"):
             pass
+
+
+async def test_the_sessions_tasks_are_named_after_what_they_run(tmp_path: Path) -> None:
+    gate = Gate()
+    async with drive(FunctionAdapter(gate), workspace=tmp_path) as d:
+        start = await d.start_prompt("go")
+        await gate.entered.wait()
+        names = {task.name for task in anyio.get_running_tasks()}
+        gate.release.set()
+        await d.wait_turn(start.payload.turn_id)
+    assert any(name.endswith("Session._run_turn") for name in names), names
