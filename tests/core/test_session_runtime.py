@@ -618,4 +618,4 @@ async def test_the_sessions_tasks_are_named_after_what_they_run(tmp_path: Path) 
         names = {task.name for task in anyio.get_running_tasks()}
         gate.release.set()
         await d.wait_turn(start.payload.turn_id)
-    assert any(name.endswith("Session._run_turn") for name in names), names
+    assert any((name or "").endswith("Session._run_turn") for name in names), names
