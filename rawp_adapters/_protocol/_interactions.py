@@ -115,21 +115,21 @@ class Interactions:
             return []
         return self._resolve(request, _denial(reason), decided_by)
 
-    def settle_turn(self, turn_id: str, reason: OutcomeReason) -> list[Effect]:
+    def settle_turn(self, turn_id: str) -> list[Effect]:
         """Deny the requests of one turn (it is aborted or ends)."""
         return [
             effect
             for request in list(self._open.values())
             if request.turn_id == turn_id
-            for effect in self._resolve(request, _denial(reason), "abort")
+            for effect in self._resolve(request, _denial("aborted"), "abort")
         ]
 
-    def settle_all(self, reason: OutcomeReason) -> list[Effect]:
-        decided_by: DecidedBy = "session_end" if reason == "closed" else "abort"
+    def settle_all(self) -> list[Effect]:
+        """Deny every request: the session ends."""
         return [
             effect
             for request in list(self._open.values())
-            for effect in self._resolve(request, _denial(reason), decided_by)
+            for effect in self._resolve(request, _denial("closed"), "session_end")
         ]
 
     def _resolve(

@@ -14,7 +14,7 @@ last. :class:`rawp_adapters.Session` is the anyio driver around it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Final, TypeVar, get_args
+from typing import Any, Final, get_args
 
 from structlog.stdlib import BoundLogger
 
@@ -153,7 +153,6 @@ aside): the types :meth:`SessionProtocol._put` checks, by exact type."""
 _STATE_CHANGES: Final = {state: AgentStateChanged(state=state) for state in get_args(AgentState)}
 """One payload per state, shared by the frames (payloads are frozen): a state changes
 twice per question, and validating a new payload each time shows in its round trip."""
-F = TypeVar("F", bound=ClientFrame)
 
 # ------------------------------------------------------------------ state
 
@@ -689,13 +688,13 @@ class SessionProtocol:
     def _settle_turn(self, turn_id: str) -> list[Effect]:
         """Deny the questions and end the host calls of a turn that is aborted or ends."""
         return [
-            *self.interactions.settle_turn(turn_id, "aborted"),
+            *self.interactions.settle_turn(turn_id),
             *self.host_calls.settle_turn(turn_id),
         ]
 
     def _settle_all(self) -> list[Effect]:
         """Deny every question and end every host call: the session ends."""
-        return [*self.interactions.settle_all("closed"), *self.host_calls.settle_all()]
+        return [*self.interactions.settle_all(), *self.host_calls.settle_all()]
 
     def _interaction_settled(self) -> None:
         if self.closing or self.interactions:

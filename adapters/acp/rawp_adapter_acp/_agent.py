@@ -255,18 +255,19 @@ class AcpAgent:
     async def ended(self, within: float) -> ExitStatus | None:
         """The agent's own exit, if it comes within ``within`` seconds (its stderr read
         to the end by then), else None."""
-        assert self.process is not None
         with anyio.move_on_after(within):
-            returncode = await self.process.wait()
-            await self.process.stderr_ended()
-            return exit_status(returncode)
+            return await self._end()
         return None
 
-    async def _watch_exit(self) -> None:
+    async def _end(self) -> ExitStatus:
+        """The agent's exit, once its last words are in the stderr tail."""
         assert self.process is not None
         returncode = await self.process.wait()
-        await self.process.stderr_ended()  # its last words go in the error's stderr tail
-        self._bridge.post(Exited(exit_status(returncode)))
+        await self.process.stderr_ended()
+        return exit_status(returncode)
+
+    async def _watch_exit(self) -> None:
+        self._bridge.post(Exited(await self._end()))
 
     def _connection(self) -> tuple[ClientSideConnection, str]:
         if self._conn is None or self.session_id is None:
