@@ -22,17 +22,9 @@ from pathlib import Path
 import anyio
 
 from rawp_adapters.testing._catalogue import select_rules
+from rawp_adapters.testing._outcomes import RuleAdvice, RuleFailed, RuleSkipped, with_frames
 from rawp_adapters.testing._probe import Probe
-from rawp_adapters.testing._rule import (
-    ConformanceReport,
-    Rule,
-    RuleAdvice,
-    RuleFailed,
-    RuleResult,
-    RuleSkipped,
-    Status,
-    with_frames,
-)
+from rawp_adapters.testing._rule import ConformanceReport, Rule, RuleResult, Status
 from rawp_adapters.testing._subject import ConformanceSubject
 
 

@@ -21,7 +21,7 @@ from rawp_adapters.host import SessionLike
 from rawp_adapters.processes import host_supervisor, marked_processes, running
 from rawp_adapters.testing._driver import SessionDriver
 from rawp_adapters.testing._invariants import check_frames
-from rawp_adapters.testing._rule import fail
+from rawp_adapters.testing._outcomes import fail
 
 
 def claimed_features(d: SessionDriver[SessionLike]) -> Features:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
+from rawp_adapters.testing._outcomes import RuleAdvice
 from rawp_adapters.testing._probe import Probe
-from rawp_adapters.testing._rule import RuleAdvice
 from rawp_adapters.testing._rules.shared import NO_BUSY, busy_turn, needs
 
 ABORT_ADVISED_S = 0.2

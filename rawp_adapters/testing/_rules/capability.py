@@ -19,8 +19,8 @@ from rawp_adapters._frames import (
     ToolInvokeResultFrame,
 )
 from rawp_adapters.host import allow_all, deny_all
+from rawp_adapters.testing._outcomes import RuleSkipped, fail
 from rawp_adapters.testing._probe import Probe
-from rawp_adapters.testing._rule import RuleSkipped, fail
 from rawp_adapters.testing._rules.shared import NO_TOOL, claims, frame_index, needs, tool_refused
 from rawp_adapters.testing._session_checks import claimed_features
 from rawp_adapters.testing._subject import KIT_HOST_TOOL

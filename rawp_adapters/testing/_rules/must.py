@@ -12,8 +12,8 @@ from rawp_adapters._frames import (
 )
 from rawp_adapters.host import SessionLike, never_answer
 from rawp_adapters.testing._driver import SessionDriver
+from rawp_adapters.testing._outcomes import RuleSkipped, fail
 from rawp_adapters.testing._probe import Probe
-from rawp_adapters.testing._rule import RuleSkipped, fail
 from rawp_adapters.testing._rules.shared import (
     NO_BUSY,
     NO_TOOL,

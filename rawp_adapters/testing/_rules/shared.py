@@ -13,8 +13,8 @@ from rawp_adapters._frames import (
 )
 from rawp_adapters.host import SessionLike
 from rawp_adapters.testing._driver import SessionDriver
+from rawp_adapters.testing._outcomes import RuleSkipped, fail
 from rawp_adapters.testing._probe import Probe
-from rawp_adapters.testing._rule import RuleSkipped, fail
 
 NO_BUSY = "needs Prompts.busy: a prompt its agent streams for a while"
 NO_TOOL = "needs Prompts.tool: a prompt that makes its agent call a permission-gated tool"
