@@ -1,16 +1,35 @@
-"""The exception tree of rawp-adapters.
+"""The exception tree of rawp-adapters: every exception a public module of rawp-adapters
+or of its adapters (rawp_adapter_process, rawp_adapter_sdk, rawp_adapter_acp) exports is
+a :class:`RawpError`, so ``except RawpError`` catches whatever the library raises on
+purpose. Where a class is exported from elsewhere than ``rawp_adapters``, the module is
+named.
 
 RawpError
-├── FrameError            a line or object is not a valid DPS frame
-├── AdapterNotFoundError  no installed adapter has that adapter_type
+├── FrameError            a line or object is not a valid DPS frame (also a ValueError)
+├── AdapterNotFoundError  no installed adapter has that adapter_type (also a LookupError)
 ├── AdapterLoadError      an entry point did not load into an Adapter class
-├── InvalidSettingsError  AgentMetadata.settings do not fit the adapter
-├── WorkspaceError        the workspace is not an existing absolute directory
+├── InvalidSettingsError  AgentMetadata.settings do not fit the adapter (also a ValueError)
+├── WorkspaceError        the workspace is not an existing absolute directory (a ValueError)
 ├── GuardError            the parent-death guard of an agent process could not start
+│                         (also a RuntimeError; rawp_adapters.processes too)
 ├── SessionClosedError    a control frame was sent to a closed session
 ├── AgentFailure          raised by an adapter: the agent failed; carries the agent.error
 │   └── StartFailed       the agent could not be started (SPAWN_FAILED and the like)
-└── UnsupportedOperation  raised by an adapter: the agent cannot do this (compact, mode)
+├── UnsupportedOperation  raised by an adapter: the agent cannot do this (compact, mode)
+├── OperationRejected     raised by an adapter: the agent refused it (a model it lacks)
+├── AgentWriteError       rawp_adapters.processes: the agent's stdin is closed
+│                         (also a ConnectionError)
+├── ToolError             rawp_adapters.host: raised by a host tool's handler; the call
+│                         is answered as an error
+├── CatalogRefused        rawp_adapters.host: the session did not take the host tools
+├── InvariantError        rawp_adapters.testing: a frame stream breaks the DPS rules
+│                         (also an AssertionError, so pytest reports it as a failure)
+└── CoreError             rawp_adapter_sdk: raised by an agent core when its turn failed
+
+Warnings are not RawpErrors: ``rawp_adapters.testing.pytest_plugin.ConformanceAdvisory``
+(a UserWarning: an advisory rule's limit was exceeded) is defined in the pytest plugin,
+which pytest imports in every run wherever rawp-adapters is installed; deriving it from
+RawpError would import the whole library into each of those runs.
 """
 
 from __future__ import annotations

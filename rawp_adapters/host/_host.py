@@ -9,7 +9,7 @@ from contextlib import suppress
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from rawp_adapters._errors import SessionClosedError
+from rawp_adapters._errors import RawpError, SessionClosedError
 from rawp_adapters._frames import (
     ClientFrame,
     ControlFrame,
@@ -35,7 +35,7 @@ _log = get_logger("rawp_adapters.host")
 _CATALOG_REFUSED = frozenset({SessionErrorCode.INVALID_TOOL_CATALOG, SessionErrorCode.UNSUPPORTED})
 
 
-class CatalogRefused(Exception):
+class CatalogRefused(RawpError):
     """The session did not take the tools (the agent has no host tools, or the catalog
     is invalid), or it closed first."""
 

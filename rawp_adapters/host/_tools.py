@@ -18,17 +18,42 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic_core import to_jsonable_python
 
-from rawp_adapters._frames import FrameMetadata, HostTool, OutputType
+from rawp_adapters._errors import RawpError
+from rawp_adapters._frames import ControlFrame, DelegationLink, FrameMetadata, HostTool, OutputType
 
 if TYPE_CHECKING:
     from rawp_adapters._session import Session
-    from rawp_adapters.host._host import Host
+    from rawp_adapters.host._policies import Policy
 
 Handler = Callable[..., Awaitable[object]]
 
 
-class ToolError(Exception):
+class ToolError(RawpError):
     """Raised by a handler: the call is answered as an error, with this message."""
+
+
+class ToolHost(Protocol):
+    """What a call sees of the :class:`~rawp_adapters.host.Host` serving its session
+    (a Protocol, so that declaring tools does not depend on serving them)."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def tools(self) -> HostTools: ...
+
+    @property
+    def policy(self) -> Policy: ...
+
+    @property
+    def delegation_chain(self) -> tuple[DelegationLink, ...]: ...
+
+    @property
+    def allowed_tools(self) -> frozenset[str] | None: ...
+
+    async def send(self, frame: ControlFrame) -> None:
+        """Send ``frame`` unless the session has closed meanwhile."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +72,7 @@ class ToolCall:
 
     def __init__(
         self,
-        host: Host,
+        host: ToolHost,
         *,
         invocation_id: str,
         tool_name: str,

@@ -22,7 +22,7 @@ import anyio.to_thread
 import psutil
 from structlog.stdlib import BoundLogger
 
-from rawp_adapters._errors import GuardError
+from rawp_adapters._errors import GuardError, RawpError
 from rawp_adapters._frames import Containment
 from rawp_adapters.processes._confine import Confinement, open_confined_process
 from rawp_adapters.processes._exit import ExitStatus, exit_status
@@ -39,7 +39,7 @@ _KILL_WAIT = 2.0
 """Seconds for SIGKILLed processes to disappear before they are reported as left over."""
 
 
-class AgentWriteError(ConnectionError):
+class AgentWriteError(RawpError, ConnectionError):
     """The agent's stdin is closed: it exited or is being stopped."""
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rawp_adapters._codec import CONTROL_FRAME_TYPES, frame_from_dict
-from rawp_adapters._errors import FrameError
+from rawp_adapters._errors import FrameError, RawpError
 from rawp_adapters._frames import Envelope, SessionErrorCode
 
 
@@ -24,7 +24,9 @@ class Violation:
         return f"[{self.rule}] frame {self.index}: {self.detail}"
 
 
-class InvariantError(AssertionError):
+class InvariantError(RawpError, AssertionError):
+    """A frame stream breaks the DPS rules: every :class:`Violation` found."""
+
     def __init__(self, violations: Sequence[Violation]) -> None:
         super().__init__("frame stream breaks the DPS rules:\n" + "\n".join(map(str, violations)))
         self.violations = list(violations)
