@@ -32,7 +32,7 @@ from rawp_adapter_process._translate import (
     Translator,
     TurnOutcome,
 )
-from rawp_adapter_process._version import agent_version, remember_version
+from rawp_adapter_process._version import agent_version, probes_version, remember_version
 from rawp_adapter_process._wire import (
     HostToolCallRequest,
     HostToolCancel,
@@ -84,8 +84,8 @@ _QUEUED_REFUSALS = 1024
 """Refusals waiting to be written (an agent that floods dialogs may not read its stdin);
 beyond them a dialog is dropped unanswered."""
 _VERSION_GRACE = 2.0
-"""Seconds ``<command> --version`` may still take once the agent is ready (it runs while
-the agent starts); then the version is reported as unknown."""
+"""Seconds ``<command> --version`` (where it is asked) may still take once the agent is
+ready (it runs while the agent starts); then the version is reported as unknown."""
 _CONTROL = (Response, UiRequest, Ready, HostToolCallRequest, HostToolCancel)
 _CONTROL_TYPES = frozenset(_CONTROL)
 _HOST_GATE_PASSED = InteractionOutcome("allow", "answered")
@@ -203,7 +203,8 @@ class RpcAgent:
             # The guard starts and the version is asked while the agent gets ready: the
             # session's start waits for the slowest, not for each in turn.
             tg.start_soon(self._start_guard, process)
-            tg.start_soon(self._ask_version, asking, env, workspace)
+            if probes_version(settings):
+                tg.start_soon(self._ask_version, asking, env, workspace)
             with anyio.move_on_after(settings.ready_timeout):
                 await self._ready_or_gone.wait()
             if self._ready and self.version is None:
@@ -249,7 +250,9 @@ class RpcAgent:
         self, scope: anyio.CancelScope, env: dict[str, str], workspace: Path
     ) -> None:
         with scope:
-            version = await agent_version(self._settings.command, env=env, cwd=workspace)
+            version = await agent_version(
+                self._settings.command, env=env, cwd=workspace, log=self._log
+            )
             if self.version is None:
                 self.version = version
 

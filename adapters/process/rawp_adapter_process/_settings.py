@@ -96,6 +96,13 @@ class ProcessSettings(AgentProcessSettings):
         "to `get_state` (pi), or whichever comes first.",
     )
     ready_timeout: float = Field(default=45.0, gt=0, description="Seconds to become ready.")
+    version_probe: Literal["known", "always", "never"] = Field(
+        default="known",
+        description="When `command` is run once more with `--version` to learn the agent's "
+        "version (if its ready frame names none): `known` only for omp, pi and xcsh (by their "
+        "executable or npm package), `always` for any command (confined like the agent), "
+        "`never`.",
+    )
     command_timeout: float = Field(
         default=30.0, gt=0, description="Seconds an RPC command may take to be answered."
     )
