@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.exceptions import best_match
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters._adapter import HostToolCall, HostToolOutcome
@@ -32,6 +30,9 @@ from rawp_adapters._frames import (
     ToolStream,
 )
 from rawp_adapters._protocol._effects import Effect, HostCallProgress, SettleHostCall
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 REMEMBERED_FINISHED_CALLS: Final = 1024
 """Finished host call ids kept: the agent's own later reports of them are dropped,
@@ -69,6 +70,10 @@ class HostCalls:
     @staticmethod
     def catalog_problem(tools: Iterable[HostTool]) -> str | None:
         """Why ``tools`` cannot be published, or None."""
+        # jsonschema is imported by the first catalog: a session without host tools
+        # (and a bridge's cold start) does without it.
+        from jsonschema import Draft202012Validator, SchemaError
+
         names: set[str] = set()
         for tool in tools:
             if tool.name in names:
@@ -85,6 +90,8 @@ class HostCalls:
         return None
 
     def set_catalog(self, tools: Iterable[HostTool]) -> list[str]:
+        from jsonschema import Draft202012Validator
+
         self._validators = {tool.name: Draft202012Validator(tool.input_schema) for tool in tools}
         return list(self._validators)
 
@@ -103,6 +110,8 @@ class HostCalls:
         validator = self._validators.get(call.tool_name)
         if validator is None:
             return "unknown_tool", f"{call.tool_name!r} is not a published host tool"
+        from jsonschema.exceptions import best_match
+
         error = best_match(validator.iter_errors(dict(call.input)))
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path) or "the input"
