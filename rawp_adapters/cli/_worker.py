@@ -3,7 +3,7 @@
 SIGTERM or SIGINT drains it: it takes no new session, closes the running ones (each
 gets its closing frames; a running turn may first end by itself within
 ``--drain-grace``), then exits 0. Secrets come from the environment, never the
-command line: ``NATS_TOKEN``, ``NATS_PASSWORD``.
+command line: ``NATS_TOKEN``, ``NATS_PASSWORD``; no agent gets them (``specs/remote.md``).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def worker_command(args: argparse.Namespace) -> int:
     try:
-        from rawp_adapters.remote import Credentials, Worker, WorkerSettings
+        from rawp_adapters.remote import CREDENTIAL_PREFIX, Credentials, Worker, WorkerSettings
     except ImportError:
         sys.stderr.write("rawp-adapters: worker needs pip install 'rawp-adapters[nats]'\n")
         return 2
@@ -92,6 +92,9 @@ def worker_command(args: argparse.Namespace) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
     )
+    # Out once read: no process started here inherits them, whichever adapter starts it.
+    for name in [name for name in os.environ if name.startswith(CREDENTIAL_PREFIX)]:
+        del os.environ[name]
     worker = Worker(
         WorkerSettings(
             url=args.nats,

@@ -9,6 +9,9 @@ ones):
 - :class:`AgentProcessSettings`: the settings such an adapter shares (``env_policy``,
   ``env_allowlist``, ``env``, ``sigterm_grace``, ``stderr_tail_bytes``);
   :func:`agent_environment` builds the agent's environment from them, ``RAWP_*`` last.
+- :class:`HostEnvironment`, :func:`host_environment`: what a host lets its agents take
+  from its own environment (a worker: ``allowlist`` unless a setting says otherwise, and
+  never its credentials).
 - :func:`open_confined_process`: start the agent so that nothing it starts can leave
   its reach, with the strongest mechanism this host allows (its :class:`Confinement`
   says which; log it, report it):
@@ -61,8 +64,10 @@ from rawp_adapters.processes._launch import (
     DEFAULT_ENV_ALLOWLIST,
     SESSION_ID_VAR,
     AgentProcessSettings,
+    HostEnvironment,
     agent_environment,
     check_workspace,
+    host_environment,
 )
 from rawp_adapters.processes._supervisor import ARM_TIMEOUT_S, ParentDeathGuard, host_supervisor
 from rawp_adapters.processes._tree import (
@@ -90,12 +95,14 @@ __all__ = [
     "Containment",
     "ExitStatus",
     "GuardError",
+    "HostEnvironment",
     "Marker",
     "ParentDeathGuard",
     "SessionCgroup",
     "agent_environment",
     "check_workspace",
     "exit_status",
+    "host_environment",
     "host_supervisor",
     "kill_and_wait",
     "marked_processes",

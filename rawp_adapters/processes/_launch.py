@@ -4,7 +4,10 @@ environment (the ``RAWP_*`` variables always win) and its working directory."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -32,14 +35,53 @@ DEFAULT_ENV_ALLOWLIST = (
 )
 """What ``env_policy: allowlist`` keeps by default."""
 
+EnvPolicy = Literal["inherit", "allowlist"]
+
+
+@dataclass(frozen=True, slots=True)
+class HostEnvironment:
+    """What a host lets the agents it runs take from its own environment. It applies
+    to every :func:`agent_environment` of the sessions run inside
+    :func:`host_environment` (a worker runs its sessions so)."""
+
+    default_policy: EnvPolicy = "inherit"
+    """The ``env_policy`` of settings that name none."""
+    withheld_prefixes: tuple[str, ...] = ()
+    withheld_values: frozenset[str] = frozenset()
+    """Variables whose name starts with one of ``withheld_prefixes`` or whose value is one
+    of these never pass from the host, whatever the policy (the host's credentials);
+    ``env`` still passes what it names."""
+
+    def withholds(self, name: str, value: str) -> bool:
+        return name.startswith(self.withheld_prefixes) or value in self.withheld_values
+
+
+_ANY_HOST = HostEnvironment()
+"""The rules of a host that sets none (``run``, ``serve``): ``inherit``, nothing withheld."""
+_HOST_ENVIRONMENT: ContextVar[HostEnvironment] = ContextVar(
+    "rawp_host_environment", default=_ANY_HOST
+)
+
+
+@contextmanager
+def host_environment(host: HostEnvironment) -> Iterator[None]:
+    """Sessions started inside (in this task and the tasks it starts) build their
+    agents' environments by ``host``."""
+    token = _HOST_ENVIRONMENT.set(host)
+    try:
+        yield
+    finally:
+        _HOST_ENVIRONMENT.reset(token)
+
 
 class AgentProcessSettings(AdapterSettings):
     """Base of the settings of an adapter that runs its agent as a child process: the
     agent's environment (see :func:`agent_environment`) and how it is stopped."""
 
-    env_policy: Literal["inherit", "allowlist"] = Field(
-        default="inherit",
-        description="`inherit` passes the parent's environment; `allowlist` only `env_allowlist`.",
+    env_policy: EnvPolicy | None = Field(
+        default=None,
+        description="`inherit` passes the host's environment; `allowlist` only "
+        "`env_allowlist`; unset, the host's default (`inherit`; `allowlist` on a worker).",
     )
     env_allowlist: list[str] = Field(
         default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST),
@@ -58,13 +100,16 @@ class AgentProcessSettings(AdapterSettings):
 
     def env_notices(self) -> list[str]:
         """The warning an adapter's ``notices`` give while the whole environment passes."""
-        if self.env_policy != "inherit":
+        if self.effective_env_policy() != "inherit":
             return []
         return [
             "the agent gets this shell's whole environment, secrets included "
             "(env_policy=inherit); --setting env_policy=allowlist passes only "
             f"{', '.join(self.env_allowlist)} and the variables named in `env`"
         ]
+
+    def effective_env_policy(self) -> EnvPolicy:
+        return self.env_policy or _HOST_ENVIRONMENT.get().default_policy
 
 
 def agent_environment(
@@ -75,14 +120,18 @@ def agent_environment(
     extra: Mapping[str, str] | None = None,
     parent: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The environment by ``env_policy`` (from ``parent``, default this process's), then
-    ``settings.env``, then the adapter's ``extra``, then ``RAWP_SESSION_ID``,
-    ``RAWP_WORKSPACE_PATH`` and ``RAWP_DPS_VERSION``, which always win."""
+    """The environment by ``env_policy`` (from ``parent``, default this process's) less
+    what the :class:`HostEnvironment` withholds, then ``settings.env``, then the adapter's
+    ``extra``, then ``RAWP_SESSION_ID``, ``RAWP_WORKSPACE_PATH`` and
+    ``RAWP_DPS_VERSION``, which always win."""
     parent = os.environ if parent is None else parent
-    if settings.env_policy == "inherit":
-        env = dict(parent)
-    else:
-        env = {name: parent[name] for name in settings.env_allowlist if name in parent}
+    host = _HOST_ENVIRONMENT.get()
+    names = parent if settings.effective_env_policy() == "inherit" else settings.env_allowlist
+    env = {
+        name: parent[name]
+        for name in names
+        if name in parent and not host.withholds(name, parent[name])
+    }
     env.update(settings.env)
     env.update(extra or {})
     env[SESSION_ID_VAR] = session_id

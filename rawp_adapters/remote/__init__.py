@@ -20,9 +20,10 @@ Subjects, streams, headers and the lease bucket are in ``specs/remote.md``.
 from rawp_adapters.remote._link import Credentials
 from rawp_adapters.remote._master import RemoteSession, RemoteSessions
 from rawp_adapters.remote._names import START_REFUSED, WORKER_LOST, Names
-from rawp_adapters.remote._worker import Worker, WorkerSettings
+from rawp_adapters.remote._worker import CREDENTIAL_PREFIX, Worker, WorkerSettings
 
 __all__ = [
+    "CREDENTIAL_PREFIX",
     "START_REFUSED",
     "WORKER_LOST",
     "Credentials",

@@ -47,6 +47,13 @@ class Credentials:
     tls_cert: str | None = None
     tls_key: str | None = None
 
+    def secrets(self, url: str) -> frozenset[str]:
+        """What no agent may be given: the token, the passwords (``url``'s too) and the
+        paths of the files that hold keys."""
+        values = (self.token, self.password, urlsplit(url).password)
+        files = (self.creds_file, self.nkey_seed_file, self.tls_key)
+        return frozenset(value for value in (*values, *files) if value)
+
     def options(self) -> dict[str, Any]:
         """Keyword arguments for ``nats.connect``."""
         options: dict[str, Any] = {}

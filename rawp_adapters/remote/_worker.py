@@ -23,6 +23,7 @@ from rawp_adapters._errors import RawpError, SessionClosedError
 from rawp_adapters._logging import get_logger
 from rawp_adapters._registry import create_adapter
 from rawp_adapters._session import Session, open_session
+from rawp_adapters.processes import HostEnvironment, host_environment
 from rawp_adapters.remote import _ops
 from rawp_adapters.remote._closer import StreamState, closing_frames, publish_frames
 from rawp_adapters.remote._leases import LeaseWatch
@@ -35,6 +36,8 @@ RETRY_WAIT: Final = 0.25
 """Seconds between tries of a server call that failed (the server restarting)."""
 REQUEUE_DELAY: Final = 1.0
 """Seconds before a request refused for an adapter limit is offered again."""
+CREDENTIAL_PREFIX: Final = "NATS_"
+"""Variables of the worker's environment no agent gets, whatever its settings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +70,12 @@ class Worker:
         self._draining = False
         self._closing: set[str] = set()
         self._log = get_logger("rawp_adapters.remote.worker").bind(worker=settings.worker_id)
+        self.agents_environment = HostEnvironment(
+            default_policy="allowlist",
+            withheld_prefixes=(CREDENTIAL_PREFIX,),
+            withheld_values=settings.credentials.secrets(settings.url),
+        )
+        """What its agents get of its environment (``specs/remote.md``)."""
 
     def drain(self) -> None:
         """Take no new sessions and close the running ones (each gets its closing
@@ -156,7 +165,8 @@ class Worker:
                 self._log.warning("session already taken; request dropped", session_id=sid)
                 return
             try:
-                published = await self._run_session(link, request, lease)
+                with host_environment(self.agents_environment):
+                    published = await self._run_session(link, request, lease)
             except Exception:
                 self._log.exception("session failed", session_id=sid)
                 published = False

@@ -18,9 +18,11 @@ from rawp_adapters.processes import (
     AgentProcess,
     AgentProcessSettings,
     AgentWriteError,
+    HostEnvironment,
     agent_environment,
     check_workspace,
     exit_status,
+    host_environment,
     host_supervisor,
 )
 from tests.support.processes import alive
@@ -64,6 +66,29 @@ def test_only_an_inherited_environment_is_warned_about() -> None:
     assert "secrets included" in notice
     assert ", ".join(DEFAULT_ENV_ALLOWLIST) in notice
     assert AgentProcessSettings(env_policy="allowlist").env_notices() == []
+
+
+def test_a_hosts_default_policy_applies_unless_set_and_what_it_withholds_never_passes() -> None:
+    parent = {**PARENT, "NATS_TOKEN": "t", "COPY": "s3cret"}
+    host = HostEnvironment("allowlist", ("NATS_",), frozenset({"s3cret"}))
+    with host_environment(host):
+        unset = agent_environment(
+            AgentProcessSettings(env_allowlist=["PATH", "NATS_TOKEN", "COPY"]),
+            session_id="sid",
+            workspace=Path("/w"),
+            parent=parent,
+        )
+        inherit = AgentProcessSettings(env_policy="inherit", env={"NATS_OWN": "named"})
+        inherited = agent_environment(
+            inherit, session_id="sid", workspace=Path("/w"), parent=parent
+        )
+        assert AgentProcessSettings().env_notices() == []
+    assert {k: unset[k] for k in unset if not k.startswith("RAWP_")} == {"PATH": "/bin"}
+    assert inherited["SECRET_KEY"] == "s"
+    assert inherited["NATS_OWN"] == "named"
+    assert "NATS_TOKEN" not in inherited
+    assert "COPY" not in inherited
+    assert AgentProcessSettings().effective_env_policy() == "inherit"
 
 
 @pytest.mark.parametrize("workspace", ["relative/dir", "/no/such/dir"])

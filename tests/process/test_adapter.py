@@ -121,7 +121,7 @@ async def test_the_agent_runs_in_the_workspace_with_the_rawp_variables_winning(
         turn = await d.prompt("ENV")
     seen = json.loads(turn.text)
     assert seen["cwd"] == str(tmp_path)
-    assert seen["home"] is False
+    assert "HOME" not in seen["env"]
     assert seen["env"]["FAKE_EXTRA"] == "1"
     assert seen["env"]["RAWP_SESSION_ID"] == d.session.session_id
     assert seen["env"]["RAWP_WORKSPACE_PATH"] == str(tmp_path)

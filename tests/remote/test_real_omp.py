@@ -56,3 +56,36 @@ async def test_a_real_omp_session_on_a_worker_answers_and_runs_a_tool(
     assert text.text == DEFAULT_TEXT
     assert "hi" in str(bash.of_type(ToolInvokeResultFrame)[0].payload.output)
     assert check_frames(d.transcript) == []
+
+
+async def test_bash_of_a_real_omp_on_a_worker_sees_no_secret_of_the_worker_only_its_allowlist(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    password, deploy_key = "worker-password-1234", "deploy-key-5678"
+    with ScriptedOpenAI() as llm:
+        agent = make_peer("omp", llm_base_url=llm.base_url, home=tmp_path / "omp")
+        # HOME and PATH only from the worker, by the default allowlist
+        named = {k: v for k, v in agent.env.items() if k not in ("HOME", "PATH")}
+        metadata = AgentMetadata(
+            adapter_type="process",
+            settings={"command": agent.argv, "agent_name": "omp", "env": named},
+        )
+        worker_env = {
+            "NATS_PASSWORD": password,
+            "DEPLOY_KEY": deploy_key,
+            "HOME": str(agent.home),
+            "PATH": agent.env["PATH"],
+        }
+        async with (
+            running_worker(nats.url, prefix, env=worker_env),
+            await RemoteSessions.connect(nats.url, prefix=prefix) as remote,
+        ):
+            session = await remote.open(metadata, workspace=str(agent.cwd))
+            async with driving(session, timeout=TIMEOUT) as d:
+                turn = await d.prompt("RUN_BASH env")
+                await d.end()
+    dumped = str(turn.of_type(ToolInvokeResultFrame)[0].payload.output)
+    assert password not in dumped
+    assert deploy_key not in dumped
+    assert f"HOME={agent.home}" in dumped
+    assert f"PATH={agent.env['PATH']}" in dumped

@@ -3,12 +3,14 @@ kept apart by their prefix and by the server's accounts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
 import pytest
 from nats.errors import AuthorizationError
 
+from rawp_adapters import AgentMetadata
 from rawp_adapters.frames import SessionCapabilitiesFrame
 from rawp_adapters.remote import Credentials, RemoteSessions
 from rawp_adapters.remote._link import _telling
@@ -18,6 +20,7 @@ from tests.remote.masters import driving
 pytestmark = pytest.mark.anyio
 
 SECRET = "s3cret-of-acme"
+OTHER_SECRET = "deploy-key-of-acme"
 QUIET = 1.0
 """Seconds a check that nothing arrives waits."""
 
@@ -97,6 +100,45 @@ async def test_sessions_under_one_prefix_are_not_taken_by_workers_of_another(
                 frame = await waiting.receive()
                 pytest.fail(f"a worker of another prefix started it: {frame.type}")
             await d.end()
+
+
+async def test_no_agent_of_a_worker_sees_its_credentials_and_only_an_allowlist_by_default(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    worker_env = {
+        "NATS_PASSWORD": SECRET,
+        "NATS_URL": f"nats://acme:{SECRET}@127.0.0.1:4222",
+        "FAKE_COPY_OF_PASSWORD": SECRET,
+        "FAKE_DEPLOY_KEY": OTHER_SECRET,
+    }
+    in_process = AgentMetadata(
+        adapter_type="sdk", settings={"core": "tests.remote.env_core:env_core"}
+    )
+    inherit = fake_agent(env_policy="inherit", env={"FAKE_NAMED": "given"})
+    async with (
+        running_worker(nats.url, prefix, "--allow-import-path", env=worker_env),
+        await RemoteSessions.connect(nats.url, prefix=prefix) as remote,
+    ):
+        seen = {}
+        for name, metadata in [("default", fake_agent()), ("inherit", inherit)]:
+            session = await remote.open(metadata, workspace=str(tmp_path))
+            async with driving(session) as d:
+                seen[name] = json.loads((await d.prompt("ENV")).text)["env"]
+                await d.end()
+        session = await remote.open(in_process, workspace=str(tmp_path))
+        async with driving(session) as d:
+            core_env = (await d.prompt("env")).text
+            await d.end()
+    for env in seen.values():
+        assert not [name for name in env if name.startswith("NATS_")]
+        assert SECRET not in json.dumps(env)
+        assert {"PATH", "HOME"} <= env.keys()
+    assert OTHER_SECRET not in json.dumps(seen["default"])
+    assert seen["inherit"]["FAKE_DEPLOY_KEY"] == OTHER_SECRET
+    assert seen["inherit"]["FAKE_NAMED"] == "given"
+    core_names = [line.partition("=")[0] for line in core_env.splitlines()]
+    assert "PATH" in core_names
+    assert not [name for name in core_names if name.startswith("NATS_")]
 
 
 def test_a_refused_password_is_what_the_connection_error_names_even_if_a_reset_came_last() -> None:

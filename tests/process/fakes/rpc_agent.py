@@ -51,7 +51,7 @@ The first word of a prompt picks what its turn does:
                        an empty environment; says its own and the daemon's pid as JSON
     DOUBLE             the prompt answered twice (omp when busy), then a text answer
     REFUSE             the prompt answered with a failure
-    ENV                the working directory and the RAWP_*/FAKE_* variables as JSON
+    ENV                the working directory and the whole environment as JSON
     IMAGES             the prompt's ``images`` as JSON
 """
 
@@ -487,8 +487,7 @@ class Agent:
         self.say(json.dumps({"agent": os.getpid(), "daemon": int(tool.stdout)}))
 
     def on_env(self, _: str) -> None:
-        seen = {k: v for k, v in os.environ.items() if k.startswith(("RAWP_", "FAKE_"))}
-        self.say(json.dumps({"cwd": os.getcwd(), "env": seen, "home": "HOME" in os.environ}))
+        self.say(json.dumps({"cwd": os.getcwd(), "env": dict(os.environ)}))
 
 
 def main(argv: list[str]) -> None:
