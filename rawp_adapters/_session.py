@@ -167,7 +167,7 @@ class Session:
                 host_tool_timeout_ms=options.host_tool_timeout_ms,
                 usage_steps=options.usage_steps,
             ),
-            backlogged=lambda: self._queue.full,
+            backlogged=self._behind,
         )
         self._turns: dict[str, _TurnTask] = {}
         self._waiters: dict[str, _Waiter] = {}
@@ -176,6 +176,7 @@ class Session:
         self._host_waiters: dict[str, _HostCallWaiter] = {}
         self._last_switch: anyio.Event | None = None
         self._last_steer: anyio.Event | None = None
+        self._catching_up = False
         self._closing = False
         self._closed = anyio.Event()
         self._tasks: set[anyio.CancelScope] = set()
@@ -506,6 +507,21 @@ class Session:
         return AgentError(
             severity=severity, error_code=code, message=f"{type(exc).__name__}: {exc}"
         )
+
+    def _behind(self) -> bool:
+        """Whether the Master is a whole ``frame_buffer`` behind; then the protocol
+        counts its answers, summed up as soon as the Master has caught up."""
+        if not self._queue.full:
+            return False
+        if not self._catching_up:
+            self._catching_up = True
+            self._spawn(self._sum_up_when_caught_up)
+        return True
+
+    async def _sum_up_when_caught_up(self) -> None:
+        await self._queue.wait_for_room()
+        self._catching_up = False
+        self._protocol.put_unanswered_summary()
 
     # ------------------------------------------------------------ adapter side
 

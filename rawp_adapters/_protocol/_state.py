@@ -163,7 +163,8 @@ class SessionProtocol:
     for work return the :data:`Effect` list the driver must carry out.
 
     ``backlogged`` tells whether the host is behind (its queue at the bound): then
-    answers to bad input are counted rather than queued.
+    answers to bad input are counted rather than queued, and the host calls
+    :meth:`put_unanswered_summary` once it has room.
     """
 
     def __init__(
@@ -294,7 +295,7 @@ class SessionProtocol:
                 agent_exit.signal or result.signal,
             )
         self._set_state("stopped")
-        self._put_unanswered_summary()
+        self.put_unanswered_summary()
         self._put(SessionClosed(reason=reason, exit_code=result.exit_code, signal=result.signal))
         self.sealed = True
 
@@ -843,20 +844,22 @@ class SessionProtocol:
         """Answer the Master's input. While the host is behind, answers are counted,
         not queued, and summed up in one once it has room."""
         self._log.info("session error", error_code=code.value, detail=message)
-        if self._backlogged() and not self.closing:
+        if not self.closing and self._backlogged():
             self._unanswered += 1
             return
-        self._put_unanswered_summary()
+        self.put_unanswered_summary()
         self._put(SessionError(error_code=code, message=message, fatal=False))
 
-    def _put_unanswered_summary(self) -> None:
-        if self._unanswered:
+    def put_unanswered_summary(self) -> None:
+        """One answer for the control frames refused while the host was behind."""
+        if self._unanswered and not self.sealed:
             count, self._unanswered = self._unanswered, 0
             self._put(
                 SessionError(
                     error_code=SessionErrorCode.INVALID_FRAME,
-                    message=f"{count} control frames were refused without an answer each "
-                    "while the Master was not reading its frames",
+                    message=f"{count} more control frames were refused without an answer "
+                    f"each: they came while {self.limits.frame_buffer} frames (the "
+                    "session's frame_buffer) were waiting to be written to the Master",
                     fatal=False,
                 )
             )

@@ -5,15 +5,20 @@ stdin."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 from pathlib import Path
 
+import anyio
 import pytest
 
 from rawp_adapters.testing import assert_valid_stream
-from tests.cli.conftest import serve
+from tests.cli.conftest import Bridge, serve
 
 pytestmark = pytest.mark.anyio
+
+BAD_LINES = 30_000
+SUMMARY = re.compile(r"^(\d+) more control frames were refused without an answer each")
 
 
 def control_line(session_id: str, text: str) -> bytes:
@@ -100,3 +105,51 @@ async def test_a_stop_signal_mid_turn_ends_the_session_with_its_closing_frames(
     assert end["payload"]["stop_reason"] == "cancelled"
     assert frames[-1]["payload"]["reason"] == "explicit"
     assert_valid_stream(frames)
+
+
+@pytest.mark.parametrize("reading", ["all along", "after the last line"])
+async def test_every_bad_line_is_answered_or_summed_up_once_the_bridge_caught_up(
+    tmp_path: Path, plugin_env: dict[str, str], reading: str
+) -> None:
+    args = ("--adapter", "scripted-cli", "--workspace", str(tmp_path))
+    lines = [f"not json {n}\n".encode() for n in range(BAD_LINES)]
+    async with serve(*args, env=plugin_env, cwd=tmp_path, stderr=tmp_path / "err") as bridge:
+        await bridge.until("agent.state.changed", state="idle")
+        if reading == "all along":
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_write_in_chunks, bridge, lines)
+                answered, summaries = await _account_for(bridge, BAD_LINES)
+        else:
+            await _write_in_chunks(bridge, lines)
+            answered, summaries = await _account_for(bridge, BAD_LINES)
+        # stdin is still open and idle: every bad line was accounted for before its end
+        await bridge.close_stdin()
+        frames = await bridge.rest()
+        assert await bridge.exit_code() == 0
+    assert answered + sum(summaries) == BAD_LINES
+    if reading == "after the last line":
+        assert summaries
+    errors = [f for f in frames if f["type"] == "session.error"]
+    assert len(errors) == answered + len(summaries)
+    assert not any("not reading" in e["payload"]["message"] for e in errors)
+    assert frames[-1]["type"] == "session.closed"
+    assert_valid_stream(frames)
+
+
+async def _write_in_chunks(bridge: Bridge, lines: list[bytes]) -> None:
+    for start in range(0, len(lines), 1_000):
+        await bridge.write(b"".join(lines[start : start + 1_000]))
+
+
+async def _account_for(bridge: Bridge, bad_lines: int) -> tuple[int, list[int]]:
+    """Read until the answers and summaries cover ``bad_lines``: how many were answered
+    one by one, and the count of each summary."""
+    answered = 0
+    summaries: list[int] = []
+    while answered + sum(summaries) < bad_lines:
+        error = await bridge.until("session.error", error_code="INVALID_FRAME")
+        if match := SUMMARY.match(error["payload"]["message"]):
+            summaries.append(int(match.group(1)))
+        else:
+            answered += 1
+    return answered, summaries
