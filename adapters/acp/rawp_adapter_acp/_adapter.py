@@ -21,7 +21,7 @@ from rawp_adapter_acp._agent import (
 from rawp_adapter_acp._bridge import Bridge
 from rawp_adapter_acp._models import ModelControl
 from rawp_adapter_acp._settings import AcpSettings
-from rawp_adapter_acp._translate import Translator, tool_input, tool_name
+from rawp_adapter_acp._translate import Translator, waits_for_announcement
 from rawp_adapters import (
     Adapter,
     AdapterSettings,
@@ -31,7 +31,6 @@ from rawp_adapters import (
     InteractionOutcome,
     ModelState,
     OperationRejected,
-    Question,
     SessionContext,
     StartFailed,
     Turn,
@@ -75,6 +74,8 @@ class _TurnState:
     translator: Translator
     aborting: bool = False
     pending: list[Permission] = field(default_factory=list)
+    unannounced: dict[str, anyio.Event] = field(default_factory=dict)
+    """Permission requests waiting for the agent to announce their call, by call id."""
     cost: float | None = None
 
 
@@ -271,13 +272,23 @@ class AcpAdapter(Adapter[AcpSettings]):
                 return
             for payload in turn.translator.update(update):
                 await ctx.emit(payload)
+            if turn.unannounced and isinstance(
+                update, schema.ToolCallStart | schema.ToolCallProgress
+            ):
+                announced = turn.unannounced.pop(update.tool_call_id, None)
+                if announced is not None:
+                    announced.set()
         elif isinstance(item, Permission):
             if turn is None:
                 self._answer(item, choose_option(_DENY, item.options, cancelling=False))
                 return
-            for payload in turn.translator.announce(item.tool_call):
-                await ctx.emit(payload)
             turn.pending.append(item)
+            frames = turn.translator.permission(item.tool_call)
+            if frames is None:
+                turn.unannounced[item.tool_call.tool_call_id] = anyio.Event()
+            else:
+                for payload in frames:
+                    await ctx.emit(payload)
             ctx.start_soon(lambda: self._ask(ctx, turn, item), name="acp permission")
         elif isinstance(item, UsageReport):
             if item.cost is not None:
@@ -316,16 +327,24 @@ class AcpAdapter(Adapter[AcpSettings]):
 
     async def _ask(self, ctx: SessionContext, turn: _TurnState, item: Permission) -> None:
         call = item.tool_call
-        name = turn.translator.known_tool_name(call.tool_call_id) or tool_name(call)
-        question = Question.permission(
-            name,
-            tool_input=tool_input(call),
-            tool_call_id=call.tool_call_id,
-            turn_id=turn.turn.turn_id,
-            title=call.title,
-            timeout_ms=self.settings.interaction_timeout_ms,
-        )
         try:
+            announced = turn.unannounced.get(call.tool_call_id)
+            if announced is not None:
+                with anyio.move_on_after(self.settings.announcement_wait):
+                    await announced.wait()
+                if turn.aborting:  # answered by the abort
+                    return
+                if turn.unannounced.pop(call.tool_call_id, None) is not None:
+                    ctx.log.warning(
+                        "the agent asks about a call it has not announced; asking under "
+                        "the name its request gives",
+                        tool_call_id=call.tool_call_id,
+                    )
+                    for payload in turn.translator.announce(call):
+                        await ctx.emit(payload)
+            question = turn.translator.question(
+                call, timeout_ms=self.settings.interaction_timeout_ms
+            )
             outcome = await ctx.interact(question)
         finally:
             if item in turn.pending:
@@ -360,7 +379,8 @@ class AcpAdapter(Adapter[AcpSettings]):
             await barrier.event.wait()
 
     async def prompt(self, turn: Turn) -> TurnResult:
-        state = _TurnState(turn, Translator(turn.turn_id))
+        waits = self._started is not None and waits_for_announcement(self._started.init)
+        state = _TurnState(turn, Translator(turn.turn_id, waits_for_announcement=waits))
         self._turn = state
         try:
             response = await self._send(state)
@@ -397,6 +417,8 @@ class AcpAdapter(Adapter[AcpSettings]):
         )
         for item in list(state.pending):
             self._answer(item, cancelled)
+        for announced in state.unannounced.values():
+            announced.set()
         if self._agent is not None:
             try:
                 await self._bridge.call(self._agent.cancel)

@@ -50,6 +50,14 @@ class AcpSettings(AgentProcessSettings):
     interaction_timeout_ms: int | None = Field(
         default=None, ge=1, description="Deadline of permission questions; None: the session's."
     )
+    announcement_wait: float = Field(
+        default=10.0,
+        ge=0,
+        description="Seconds a permission request of claude-agent-acp waits for the agent's "
+        "`tool_call` of the same call when it overtakes it, so that the Master is asked under "
+        "the tool's name (`Bash`) whatever the order; should the `tool_call` not come by then, "
+        "the Master is asked under the name the request gives (the ACP kind).",
+    )
     start_timeout: float = Field(
         default=60.0, gt=0, description="Seconds for `initialize` and `session/new|load`."
     )

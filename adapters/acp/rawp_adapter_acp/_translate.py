@@ -7,6 +7,11 @@
   (new tool output text) and, at ``completed`` / ``failed``, ``tool.invoke.result``. An
   update or permission request for a call never announced (gemini sends no
   ``tool_call``; omp and codex ask before they announce) announces it first.
+- A call is named once, by the message that announces it (:func:`tool_name`), and the
+  permission question uses that name (:meth:`Translator.question`). claude-agent-acp names
+  its tools only in its session updates, and its permission request may overtake the
+  ``tool_call``: with ``waits_for_announcement`` such a request waits for it
+  (:meth:`Translator.permission`), so the name does not depend on which came first.
 - ``plan`` → ``agent.plan.updated`` with every entry (content, status; ACP's ``priority``
   has no DPS field).
 - ``usage_update`` → remembered (``cost`` is the session's running total; a turn's cost is
@@ -23,6 +28,7 @@ from typing import Any
 
 from acp import schema
 
+from rawp_adapters import Question
 from rawp_adapters.frames import (
     ClientPayload,
     PlanEntry,
@@ -36,23 +42,37 @@ from rawp_adapters.frames import (
     ToolInvokeStream,
 )
 
+ToolCall = schema.ToolCallStart | schema.ToolCallProgress | schema.ToolCallUpdate
 
-def tool_name(call: schema.ToolCallStart | schema.ToolCallProgress | schema.ToolCallUpdate) -> str:
-    """The name a tool call is known by: the agent's own tool name when it says it
-    (claude-agent-acp's ``_meta.claudeCode.toolName``), else the ACP ``kind``
-    (``execute``, ``edit``, ``read``…), else ``tool``."""
+
+def own_tool_name(call: ToolCall) -> str | None:
+    """The agent's own name of the tool, when this message says it: qwen-code's
+    ``_meta.toolName``, claude-agent-acp's ``_meta.claudeCode.toolName``."""
     meta = call.field_meta or {}
+    if isinstance(meta.get("toolName"), str):
+        return str(meta["toolName"])
     for value in meta.values():
         if isinstance(value, dict) and isinstance(value.get("toolName"), str):
             return str(value["toolName"])
-    if call.kind:
-        return str(call.kind)
-    return "tool"
+    return None
 
 
-def tool_input(
-    call: schema.ToolCallStart | schema.ToolCallProgress | schema.ToolCallUpdate,
-) -> dict[str, Any]:
+def tool_name(call: ToolCall) -> str:
+    """The name a tool call is known by: :func:`own_tool_name`, else the ACP ``kind``
+    (``execute``, ``edit``, ``read``…), else ``tool``."""
+    return own_tool_name(call) or (str(call.kind) if call.kind else "tool")
+
+
+def waits_for_announcement(init: schema.InitializeResponse) -> bool:
+    """Whether the agent's permission requests should wait for its ``tool_call``:
+    claude-agent-acp (it advertises ``_meta.claudeCode``) names its tools only in its
+    session updates, announces every call as the model streams it whatever a permission's
+    answer, and asks from another path of its own, which can overtake the announcement."""
+    meta = init.agent_capabilities.field_meta if init.agent_capabilities else None
+    return isinstance(meta, dict) and "claudeCode" in meta
+
+
+def tool_input(call: ToolCall) -> dict[str, Any]:
     raw = call.raw_input
     if isinstance(raw, dict):
         return dict(raw)
@@ -98,6 +118,8 @@ class Translator:
     """One turn's translation state."""
 
     turn_id: str
+    waits_for_announcement: bool = False
+    """See :func:`waits_for_announcement`."""
     updates: int = 0
     """Updates seen in this turn (a stale answer has none)."""
     _kind: str | None = None
@@ -127,10 +149,8 @@ class Translator:
             out.append(ThinkingDelta(turn_id=self.turn_id, index=self._index, text=text))
         return out
 
-    def announce(
-        self, call: schema.ToolCallStart | schema.ToolCallProgress | schema.ToolCallUpdate
-    ) -> list[ClientPayload]:
-        """A ``tool.invoke.request`` for a call not announced yet."""
+    def announce(self, call: ToolCall) -> list[ClientPayload]:
+        """A ``tool.invoke.request`` for a call not announced yet, named by ``call``."""
         if call.tool_call_id in self._tools:
             return []
         name = tool_name(call)
@@ -145,9 +165,30 @@ class Translator:
             ),
         ]
 
-    def known_tool_name(self, call_id: str) -> str | None:
-        tool = self._tools.get(call_id)
-        return tool.name if tool is not None else None
+    def permission(self, call: schema.ToolCallUpdate) -> list[ClientPayload] | None:
+        """A permission request for ``call``: the frames that announce the call first (none
+        when it is announced), or ``None`` when the request is to wait for the agent's own
+        announcement (:attr:`waits_for_announcement`, and the request does not name the
+        tool itself). Should that never come, :meth:`announce` the call from the request."""
+        if (
+            self.waits_for_announcement
+            and call.tool_call_id not in self._tools
+            and own_tool_name(call) is None
+        ):
+            return None
+        return self.announce(call)
+
+    def question(self, call: schema.ToolCallUpdate, *, timeout_ms: int | None) -> Question:
+        """The ``PERMISSION`` question for an announced call, under the name it was
+        announced with."""
+        return Question.permission(
+            self._tools[call.tool_call_id].name,
+            tool_input=tool_input(call),
+            tool_call_id=call.tool_call_id,
+            turn_id=self.turn_id,
+            title=call.title,
+            timeout_ms=timeout_ms,
+        )
 
     def update(self, update: object) -> list[ClientPayload]:
         self.updates += 1
