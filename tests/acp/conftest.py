@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.acp.plans import anthropic_plan, openai_plan
+from tests.acp.overtake import anthropic_replies
+from tests.acp.plans import openai_plan
 from tests.support._scripted_http import ScriptedServer
 from tests.support.llm_anthropic import ScriptedAnthropic
 from tests.support.llm_gemini import ScriptedGemini
@@ -19,11 +20,12 @@ from tests.support.llm_responses import ScriptedResponses
 @pytest.fixture(scope="session")
 def scripted() -> Iterator[dict[str, ScriptedServer[Any]]]:
     """The scripted model server per wire format (see ``tests.acp.agents.wire_format``);
-    ``WRITE_PLAN`` works on each (``tests.acp.plans``)."""
+    ``WRITE_PLAN`` works on each (``tests.acp.plans``), ``OVERTAKE_BASH`` on the Anthropic
+    one (``tests.acp.overtake``)."""
     with ExitStack() as stack:
         yield {
             "openai": stack.enter_context(ScriptedOpenAI(responder=openai_plan)),
-            "anthropic": stack.enter_context(ScriptedAnthropic(responder=anthropic_plan)),
+            "anthropic": stack.enter_context(ScriptedAnthropic(responder=anthropic_replies)),
             "responses": stack.enter_context(ScriptedResponses()),
             "gemini": stack.enter_context(ScriptedGemini()),
         }

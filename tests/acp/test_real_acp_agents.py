@@ -32,6 +32,7 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import TurnRecord, allow_all, deny_all, drive, never_answer
 from tests.acp.agents import ACP_AGENTS, AcpAgentName, acp_available, acp_settings, wire_format
+from tests.acp.overtake import OVERTAKE_BASH
 from tests.support.llm_openai import DEFAULT_TEXT, THINKING_TEXT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.acp]
@@ -53,12 +54,12 @@ AGENTS = [
 SHELL_TOOL = {
     "omp": "execute",
     "claude": "Bash",
-    "qwen": "execute",
+    "qwen": "run_shell_command",
     "codex": "execute",
     "gemini": "execute",
 }
-"""``context.tool_name`` of the agents' shell tool (claude-agent-acp names its tools;
-the others give the ACP kind)."""
+"""``context.tool_name`` of the agents' shell tool (claude-agent-acp and qwen-code name
+their tools; the others give the ACP kind)."""
 
 
 def make_adapter(
@@ -129,6 +130,21 @@ async def test_thinking_text_a_tool_allowed_denied_and_timed_out_then_an_end_lea
     assert closed.payload.reason == "explicit"
     assert marked(d.session.session_id) == []
     assert_thinking_first(text)
+
+
+@pytest.mark.parametrize("name", [p for p in AGENTS if p.values[0] == "claude"])
+async def test_claude_s_shell_tool_is_bash_when_its_permission_request_overtakes_the_tool_call(
+    name: AcpAgentName, servers: dict[str, str], tmp_path: Path
+) -> None:
+    adapter, workspace = make_adapter(name, servers, tmp_path)
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        turn = await d.prompt(f"{OVERTAKE_BASH} touch allowed.txt")
+    (request,) = turn.of_type(InteractionRequestFrame)
+    (invoked,) = turn.of_type(ToolInvokeRequestFrame)
+    assert request.payload.context is not None
+    assert (request.payload.context.tool_name, invoked.payload.tool_name) == ("Bash", "Bash")
+    assert request.payload.context.tool_call_id == invoked.payload.invocation_id
+    assert (workspace / "allowed.txt").exists()
 
 
 def assert_thinking_first(turn: TurnRecord) -> None:
