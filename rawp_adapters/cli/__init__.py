@@ -7,17 +7,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 from rawp_adapters._adapter import Adapter, AgentMetadata
 from rawp_adapters._errors import RawpError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES
 from rawp_adapters._registry import create_adapter
-from rawp_adapters._schema import frame_types
 from rawp_adapters.cli import _worker
-from rawp_adapters.cli._check import check_command
 from rawp_adapters.cli._commands import (
     adapters_command,
     parse_settings,
@@ -25,8 +24,6 @@ from rawp_adapters.cli._commands import (
     schema_command,
     serve_command,
 )
-from rawp_adapters.testing._catalogue import select_rules
-from rawp_adapters.testing._subject import PERMISSION_TIMEOUT_MS, Prompts
 
 EXIT_USAGE = 2
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -45,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         return _schema(parser, args)
     if args.command == "check":
-        return _check(parser, args)
+        return _run_check(parser, args)
     if args.command == "worker":
         return _worker.worker_command(args)
     workspace = Path(args.workspace).resolve()
@@ -77,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _schema(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from rawp_adapters._schema import frame_types
+
     if args.frame_type is not None and args.frame_type not in frame_types():
         parser.error(f"unknown frame type {args.frame_type!r}; known: {', '.join(frame_types())}")
     if args.export is not None and (args.frame_type or args.markdown or args.output):
@@ -91,7 +90,11 @@ def _schema(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     )
 
 
-def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _run_check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from rawp_adapters.cli._check import check_command
+    from rawp_adapters.testing._catalogue import select_rules
+    from rawp_adapters.testing._subject import Prompts
+
     workspace = None
     if args.workspace is not None:
         workspace = Path(args.workspace).resolve()
@@ -148,11 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="warning",
         help="log to stderr from this level on (default: warning)",
     )
-    common = argparse.ArgumentParser(add_help=False)
+    common = _CommandParser(add_help=False)
     common.add_argument(
         "--log-level", choices=LOG_LEVELS, default=argparse.SUPPRESS, help=argparse.SUPPRESS
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_CommandParser
+    )
 
     listing = commands.add_parser("adapters", parents=[common], help="list the installed adapters")
     listing.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -174,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     schema.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE")
 
-    settings = argparse.ArgumentParser(add_help=False)
+    settings = _CommandParser(add_help=False)
     settings.add_argument(
         "--setting",
         action="append",
@@ -203,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="event loop to run on (default: asyncio; trio needs rawp-adapters[trio])",
     )
 
-    agent = argparse.ArgumentParser(add_help=False, parents=[settings])
+    agent = _CommandParser(add_help=False, parents=[settings])
     agent.add_argument(
         "--adapter", default="sdk", metavar="TYPE", help="installed adapter_type (default: sdk)"
     )
@@ -266,16 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_check(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    common: argparse.ArgumentParser,
-    settings: argparse.ArgumentParser,
+    commands: argparse._SubParsersAction[_CommandParser],
+    common: _CommandParser,
+    settings: _CommandParser,
 ) -> None:
     _worker.add_arguments(
         commands.add_parser(
             "worker", parents=[common], help="host sessions for Masters on a NATS server"
         )
     )
-    check = commands.add_parser(
+    commands.add_parser(
         "check",
         parents=[common, settings],
         help="run the conformance kit against an installed adapter",
@@ -283,7 +288,13 @@ def _add_check(
         "contract, rule by rule (MUST, CAPABILITY, ADVISORY). Rules that need a prompt "
         "not given, or a feature the adapter does not claim, are skipped with the reason. "
         "Exit code: 0 no rule failed, 1 a rule failed, 2 usage.",
+        arguments=_check_arguments,
     )
+
+
+def _check_arguments(check: argparse.ArgumentParser) -> None:
+    from rawp_adapters.testing._subject import PERMISSION_TIMEOUT_MS, Prompts
+
     check.add_argument("adapter", metavar="ADAPTER_TYPE", help="installed adapter_type")
     check.add_argument(
         "--answer-prompt",
@@ -322,6 +333,29 @@ def _add_check(
         metavar="MS",
         help="the session's default permission deadline (default: %(default)s)",
     )
+
+
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser. One given ``arguments`` gets them when that command is parsed
+    (or its help asked for), not when every command's parser is built: their defaults
+    come from modules that only that command imports (the bridge's start stays short)."""
+
+    def __init__(
+        self,
+        *args: Any,
+        arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._arguments = arguments
+
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
+        if self._arguments is not None:
+            add, self._arguments = self._arguments, None
+            add(self)
+        return super().parse_known_args(args, namespace)
 
 
 def _positive_seconds(text: str) -> float:

@@ -1,4 +1,8 @@
-"""The commands behind the argument parser: each turns plain options into a run."""
+"""The commands behind the argument parser: each turns plain options into a run.
+
+What only one command needs (``run``'s terminal view, the frame schemas) is imported
+when that command runs: ``serve --stdio`` is started once per session by a Master, and
+pays for every import each time."""
 
 from __future__ import annotations
 
@@ -15,23 +19,6 @@ import anyio
 
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._registry import InstalledAdapter, installed_adapters
-from rawp_adapters._schema import (
-    export_schemas,
-    frame_schema,
-    frames_markdown,
-    render_json,
-)
-from rawp_adapters.cli._answers import FixedAnswers, TerminalAnswers
-from rawp_adapters.cli._prompt import AnswerReader
-from rawp_adapters.cli._render import (
-    YELLOW,
-    Console,
-    FrameView,
-    JsonlView,
-    TerminalView,
-    is_terminal,
-)
-from rawp_adapters.cli._run import run_prompt
 from rawp_adapters.cli._serve import serve_stdio
 from rawp_adapters.cli._threads import daemon_worker
 from rawp_adapters.host import Policy
@@ -79,6 +66,8 @@ def adapters_command(*, as_json: bool) -> int:
 def schema_command(
     *, frame_type: str | None, markdown: bool, export: Path | None, output: Path | None
 ) -> int:
+    from rawp_adapters._schema import export_schemas, frame_schema, frames_markdown, render_json
+
     if export is not None:
         written = export_schemas(export)
         sys.stderr.write(f"wrote {len(written)} schema files to {export}\n")
@@ -112,6 +101,18 @@ def run_command(
     permission_timeout: float,
     backend: Backend,
 ) -> int:
+    from rawp_adapters.cli._answers import FixedAnswers, TerminalAnswers
+    from rawp_adapters.cli._prompt import AnswerReader
+    from rawp_adapters.cli._render import (
+        YELLOW,
+        Console,
+        FrameView,
+        JsonlView,
+        TerminalView,
+        is_terminal,
+    )
+    from rawp_adapters.cli._run import run_prompt
+
     if isinstance(sys.stdout, TextIOWrapper):
         sys.stdout.reconfigure(errors="backslashreplace")
     console = Console.for_stream(sys.stderr if jsonl else sys.stdout)

@@ -1,0 +1,63 @@
+"""``rawp-adapters serve --stdio`` imports what a bridge needs and nothing else: a Master
+that spawns a bridge per session pays for every import at each start (the time is
+measured in ``benchmarks/bench_cold_start.py``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.cli.conftest import Bridge
+from tests.process.helpers import fake_command
+
+pytestmark = pytest.mark.anyio
+
+SERVE_THEN_LIST_MODULES = (
+    "import sys\n"
+    "from rawp_adapters.cli import main\n"
+    "code = main(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w').write('\\n'.join(sorted(sys.modules)))\n"
+    "sys.exit(code)\n"
+)
+"""``rawp-adapters ARGS`` as the console script runs it, then every module it imported
+written to a file (stdout is the frame stream)."""
+
+NOT_FOR_SERVE = (
+    "jsonschema",
+    "rawp_adapters.testing",
+    "rawp_adapters._schema",
+    "rawp_adapters.remote",
+    "rawp_adapters.cli._check",
+    "rawp_adapters.cli._run",
+    "rawp_adapters.cli._render",
+)
+"""What other commands need: the conformance kit, frame schemas, NATS workers, ``run``'s
+terminal view (jsonschema is imported by the first host tool catalog)."""
+
+
+async def test_a_bridge_that_serves_a_turn_imports_no_other_commands_code(
+    tmp_path: Path,
+) -> None:
+    listed = tmp_path / "modules.txt"
+    settings = {"command": fake_command("--terminal"), "agent_name": "fake"}
+    command = [sys.executable, "-c", SERVE_THEN_LIST_MODULES, str(listed)]
+    command += ["serve", "--stdio", "--adapter", "process"]
+    command += ["--settings-json", json.dumps(settings), "--workspace", str(tmp_path)]
+    with (tmp_path / "stderr").open("wb") as stderr:
+        async with await anyio.open_process(command, stderr=stderr) as process:
+            bridge = Bridge(process)
+            await bridge.until("agent.state.changed", state="idle")
+            await bridge.send("control.prompt.request", {"prompt_id": "p1", "text": "hi"}, seq=1)
+            end = await bridge.until("session.turn.end")
+            await bridge.close_stdin()
+            await bridge.rest()
+            assert await bridge.exit_code() == 0, (tmp_path / "stderr").read_text()
+    assert end["payload"]["stop_reason"] == "end_turn"
+    modules = set(listed.read_text().split())
+    assert "rawp_adapter_process" in modules
+    imported = sorted(m for m in modules if m.startswith(NOT_FOR_SERVE))
+    assert imported == []
