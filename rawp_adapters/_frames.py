@@ -12,12 +12,15 @@ field carries its provenance in the JSON Schema (``x-source``):
 
 Payload models are what adapters build; frame models (``*Frame``) wrap a payload
 in the envelope, and :data:`Frame` is the discriminated union on ``type``.
+
+Every process that uses frames imports this module, a ``serve --stdio`` bridge at each
+start, so its classes are cheap to define: annotations are objects, not strings pydantic
+would evaluate one by one (no ``from __future__ import annotations``), and each model's
+validator and serializer are built when it is first used (``defer_build``).
 """
 
-from __future__ import annotations
-
 from enum import StrEnum
-from typing import Annotated, Any, Final, Literal, Union
+from typing import Annotated, Any, Final, Literal, Self, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.fields import FieldInfo
@@ -34,13 +37,15 @@ def _doc(source: Source, description: str) -> FieldInfo:
 
 
 def _config(source: Source) -> ConfigDict:
-    return ConfigDict(frozen=True, extra="ignore", json_schema_extra={"x-source": source})
+    return ConfigDict(
+        defer_build=True, frozen=True, extra="ignore", json_schema_extra={"x-source": source}
+    )
 
 
 class Payload(BaseModel):
     """Base of every frame payload. Unknown fields are ignored when reading."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
 
 
 # --------------------------------------------------------------------------- codes
@@ -313,7 +318,7 @@ class InteractionRequest(Payload):
     )
 
     @model_validator(mode="after")
-    def _permission_names_the_tool(self) -> InteractionRequest:
+    def _permission_names_the_tool(self) -> Self:
         if self.interaction_type == "PERMISSION" and not self.context.tool_name:
             raise ValueError("a PERMISSION interaction must carry context.tool_name (§17.3.1)")
         return self
@@ -594,7 +599,7 @@ class ModelSet(Payload):
     thinking_level: Annotated[str | None, _doc("ours", "e.g. `off`, `low`, `high`.")] = None
 
     @model_validator(mode="after")
-    def _names_something(self) -> ModelSet:
+    def _names_something(self) -> Self:
         if self.model is None and self.thinking_level is None:
             raise ValueError("control.model.set needs a model or a thinking_level")
         return self
@@ -641,7 +646,7 @@ class FrameMetadata(BaseModel):
 class Envelope(BaseModel):
     """Fields every frame has. ``type``/``payload``/``metadata`` are 1.0.0; the rest ours."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
 
     version: Annotated[str, _doc("§17", "Protocol version, `rawp-dps-1.0`.")] = DPS_VERSION
     type: Annotated[str, _doc("1.0.0", "The frame type, e.g. `agent.text.delta`.")]
@@ -655,6 +660,7 @@ class Envelope(BaseModel):
 
 def _frame_config(source: Source, direction: str) -> ConfigDict:
     return ConfigDict(
+        defer_build=True,
         frozen=True,
         extra="ignore",
         json_schema_extra={"x-source": source, "x-direction": direction},

@@ -5,6 +5,7 @@ measured in ``benchmarks/bench_cold_start.py``)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -61,3 +62,19 @@ async def test_a_bridge_that_serves_a_turn_imports_no_other_commands_code(
     assert "rawp_adapter_process" in modules
     imported = sorted(m for m in modules if m.startswith(NOT_FOR_SERVE))
     assert imported == []
+
+
+LIST_BUILT_FRAMES = (
+    "import json, rawp_adapters.cli\n"
+    "from rawp_adapters import _frames\n"
+    "frames = [c for c in vars(_frames).values() if isinstance(c, type)"
+    " and issubclass(c, _frames.Envelope)]\n"
+    "print(json.dumps([c.__name__ for c in frames if c.__pydantic_complete__]))\n"
+)
+
+
+def test_the_command_builds_no_frame_models_validator_before_it_is_used() -> None:
+    listed = subprocess.run(
+        [sys.executable, "-c", LIST_BUILT_FRAMES], capture_output=True, check=True, timeout=60
+    )
+    assert json.loads(listed.stdout) == []
