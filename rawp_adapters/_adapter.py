@@ -216,6 +216,11 @@ class SessionContext(Protocol):
     @property
     def log(self) -> BoundLogger: ...
 
+    @property
+    def interaction_timeout_ms(self) -> int:
+        """The deadline of a :class:`Question` that names none
+        (``SessionOptions.interaction_timeout_ms``, which the Master's host sets)."""
+
     async def emit(self, payload: ClientPayload) -> None:
         """Send one payload to the Master, in order. Waits while the host is far behind."""
 

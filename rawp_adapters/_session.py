@@ -602,6 +602,10 @@ class _Context:
     def log(self) -> BoundLogger:
         return self._session._log
 
+    @property
+    def interaction_timeout_ms(self) -> int:
+        return self._session.options.interaction_timeout_ms
+
     async def emit(self, payload: ClientPayload) -> None:
         await self._session._emit(payload)
 

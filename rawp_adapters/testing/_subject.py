@@ -66,8 +66,9 @@ class ConformanceSubject:
       temporary directory.
     - ``adapter_type``: the type a Master asks for to reach it (``rawp-adapters check``
       sets it); its capabilities must state it. ``None``: the class's own.
-    - ``permission_timeout_ms``: the session's default interaction deadline (an
-      adapter that sets its own keeps it: configure it short in ``make_adapter``).
+    - ``permission_timeout_ms``: the session's interaction deadline, which every
+      built-in adapter takes unless configured with one of its own (then configure
+      that short in ``make_adapter``).
     - ``timeout``: bound on every wait for the agent, in seconds.
     - ``open_session``: how each session is opened on the adapter ``make_adapter``
       built (a :class:`SessionOpener`); by default in this process, with

@@ -11,11 +11,12 @@ from rawp_adapter_process._launch import agent_env, rpc_argv, single_turn_argv
 PARENT = {"PATH": "/bin", "HOME": "/home/u", "SECRET_KEY": "s", "RAWP_WORKSPACE_PATH": "/x"}
 
 
-def env_of(**settings: object) -> dict[str, str]:
+def env_of(dialog_timeout_ms: int | None = None, **settings: object) -> dict[str, str]:
     return agent_env(
         ProcessSettings.model_validate(settings),
         session_id="sid",
         workspace=Path("/srv/workspace"),
+        dialog_timeout_ms=dialog_timeout_ms,
         parent=PARENT,
     )
 
@@ -40,7 +41,7 @@ def test_the_allowlist_policy_keeps_only_the_listed_variables() -> None:
 
 
 def test_the_extension_learns_which_tools_to_gate_and_its_deadline() -> None:
-    env = env_of(permission_tools=["bash", "write"], interaction_timeout_ms=1000)
+    env = env_of(permission_tools=["bash", "write"], dialog_timeout_ms=1000)
     assert env["RAWP_PERMISSION_TOOLS"] == "bash,write"
     assert env["RAWP_PERMISSION_TIMEOUT_MS"] == "6000"
 

@@ -82,16 +82,19 @@ def agent_env(
     *,
     session_id: str,
     workspace: Path,
+    dialog_timeout_ms: int | None = None,
     parent: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """:func:`~rawp_adapters.processes.agent_environment` with what the permission
-    extension needs to know."""
+    extension needs to know: the tools it gates and, given the adapter's deadline of a
+    dialog (``dialog_timeout_ms``), its own."""
     extra: dict[str, str] = {}
     if permission_gated(settings) and settings.approval == "extension":
         extra["RAWP_PERMISSION_TOOLS"] = ",".join(settings.permission_tools)
-        extra["RAWP_PERMISSION_TIMEOUT_MS"] = str(
-            settings.interaction_timeout_ms + _EXTENSION_TIMEOUT_MARGIN_MS
-        )
+        if dialog_timeout_ms is not None:
+            extra["RAWP_PERMISSION_TIMEOUT_MS"] = str(
+                dialog_timeout_ms + _EXTENSION_TIMEOUT_MARGIN_MS
+            )
     return agent_environment(
         settings, session_id=session_id, workspace=workspace, extra=extra, parent=parent
     )

@@ -128,6 +128,8 @@ class RpcAgent:
         self._settings = settings
         self._ctx = ctx
         self._log = ctx.log.bind(adapter="process")
+        own = settings.interaction_timeout_ms
+        self._dialog_timeout_ms = ctx.interaction_timeout_ms if own is None else own
         self._process: AgentProcess | None = None
         self._channel = CommandChannel(self._write)
         self._translator = Translator()
@@ -164,7 +166,12 @@ class RpcAgent:
         settings, ctx = self._settings, self._ctx
         workspace = check_workspace(ctx.workspace)
         argv = rpc_argv(settings)
-        env = agent_env(settings, session_id=ctx.session_id, workspace=workspace)
+        env = agent_env(
+            settings,
+            session_id=ctx.session_id,
+            workspace=workspace,
+            dialog_timeout_ms=self._dialog_timeout_ms,
+        )
         try:
             process = await AgentProcess.spawn(
                 argv,
@@ -355,7 +362,7 @@ class RpcAgent:
             return
         dialog = interpret(
             request,
-            timeout_ms=self._settings.interaction_timeout_ms,
+            timeout_ms=self._dialog_timeout_ms,
             claim_tool=self._translator.claim_announced_tool,
         )
         if dialog is None:

@@ -82,8 +82,11 @@ class ProcessSettings(AgentProcessSettings):
         "holding it) means every tool, empty means none. A string is read as a comma-separated "
         "list.",
     )
-    interaction_timeout_ms: int = Field(
-        default=60_000, ge=1, description="How long a dialog waits for the Master (then deny)."
+    interaction_timeout_ms: int | None = Field(
+        default=None,
+        ge=1,
+        description="How long a dialog waits for the Master (then deny); None: the "
+        "session's interaction deadline (`SessionOptions.interaction_timeout_ms`).",
     )
     max_line_bytes: int = Field(
         default=DEFAULT_MAX_LINE_BYTES,

@@ -74,10 +74,11 @@ class SdkSettings(AdapterSettings):
     core_options: dict[str, Any] = Field(
         default_factory=dict, description="Keyword arguments for the core's factory."
     )
-    permission_timeout_ms: int = Field(
-        default=60_000,
+    permission_timeout_ms: int | None = Field(
+        default=None,
         ge=1,
-        description="How long a permission request waits for the Master before it is denied.",
+        description="How long a permission request waits for the Master before it is denied; "
+        "None: the session's interaction deadline (`SessionOptions.interaction_timeout_ms`).",
     )
 
 
@@ -114,7 +115,7 @@ class SdkAdapter(Adapter[SdkSettings]):
         return super().from_metadata(metadata)
 
     @classmethod
-    def for_core(cls, core: AgentCore, *, permission_timeout_ms: int = 60_000) -> SdkAdapter:
+    def for_core(cls, core: AgentCore, *, permission_timeout_ms: int | None = None) -> SdkAdapter:
         return cls(SdkSettings(permission_timeout_ms=permission_timeout_ms), core=core)
 
     @property
@@ -166,8 +167,11 @@ class SdkAdapter(Adapter[SdkSettings]):
         ctx = self._ctx
         assert ctx is not None, "prompt() before start()"
         translator = TurnTranslator(turn.turn_id)
+        timeout_ms = self.settings.permission_timeout_ms
         bridge = PermissionBridge(
-            ctx, turn_id=turn.turn_id, timeout_ms=self.settings.permission_timeout_ms
+            ctx,
+            turn_id=turn.turn_id,
+            timeout_ms=ctx.interaction_timeout_ms if timeout_ms is None else timeout_ms,
         )
         self._turn_id = turn.turn_id
         try:
