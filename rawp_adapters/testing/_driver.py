@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Any, Generic, overload
 
@@ -24,6 +25,9 @@ from rawp_adapters._frames import (
 from rawp_adapters._session import Session, SessionOptions, open_session
 from rawp_adapters.host import Policy, Reply, SessionLike, allow_all, answer_interactions
 from rawp_adapters.testing._invariants import assert_valid_stream
+
+_SUMMARY_RUNS = 10
+"""How many runs of frames of one type a timeout's message shows (the last ones)."""
 
 F = TypeVar("F", bound=Envelope)
 S = TypeVar("S", bound=SessionLike, default=Session)
@@ -63,6 +67,26 @@ class TurnRecord:
     def of_type(self, frame_type: type[F] | str) -> list[Any]:
         """The frames received so far of that type (a frame class or a type string)."""
         return _of_type(self.frames, frame_type)
+
+
+def _anything(_: object) -> bool:
+    return True
+
+
+def _type_name(frame_type: type[Envelope] | str) -> str:
+    if isinstance(frame_type, str):
+        return frame_type
+    default = frame_type.model_fields["type"].default
+    return default if isinstance(default, str) else "any frame"
+
+
+def _summary(frames: Sequence[ClientFrame]) -> str:
+    """The types of ``frames`` in order, runs of one type counted, the last few only."""
+    runs = [(name, sum(1 for _ in run)) for name, run in groupby(f.type for f in frames)]
+    shown = [name if n == 1 else f"{name} x{n}" for name, n in runs[-_SUMMARY_RUNS:]]
+    if len(runs) > _SUMMARY_RUNS:
+        shown.insert(0, "…")
+    return ", ".join(shown) or "nothing"
 
 
 def _of_type(frames: list[ClientFrame], frame_type: type[Envelope] | str) -> list[Any]:
@@ -138,12 +162,13 @@ class SessionDriver(Generic[S]):
         self,
         frame_type: type[F] | str,
         *,
-        where: Callable[[Any], bool] = lambda _: True,
+        where: Callable[[Any], bool] = _anything,
         after: int = 0,
         timeout: float | None = None,
     ) -> Any:
         """The first frame at index ``>= after`` of that type (class or type string) that
-        matches ``where``; raises ``TimeoutError`` if none comes in time."""
+        matches ``where``; raises ``TimeoutError`` saying what it waited for and what
+        came instead if none comes in time (or before the session closed)."""
 
         def matches(frame: ClientFrame) -> bool:
             kind = (
@@ -153,8 +178,9 @@ class SessionDriver(Generic[S]):
             )
             return kind and where(frame)
 
-        with anyio.fail_after(self.timeout if timeout is None else timeout):
-            index = after
+        seconds = self.timeout if timeout is None else timeout
+        index = after
+        with anyio.move_on_after(seconds):
             while True:
                 while index < len(self.frames):
                     frame = self.frames[index]
@@ -162,8 +188,10 @@ class SessionDriver(Generic[S]):
                     if matches(frame):
                         return frame
                 if self._done.is_set():
-                    raise TimeoutError(f"session closed before {frame_type} arrived")
+                    break
                 await self._changed.wait()
+        what = _type_name(frame_type)
+        raise self._not_seen(what if where is _anything else f"a matching {what}", after, seconds)
 
     @overload
     async def wait_count(
@@ -179,12 +207,22 @@ class SessionDriver(Generic[S]):
         self, frame_type: type[F] | str, count: int, *, timeout: float | None = None
     ) -> list[Any]:
         """Wait until ``count`` frames of that type have arrived; return them all."""
-        with anyio.fail_after(self.timeout if timeout is None else timeout):
-            while len(found := self.of_type(frame_type)) < count:
-                if self._done.is_set():
-                    raise TimeoutError(f"session closed with {len(found)} {frame_type} frames")
+        seconds = self.timeout if timeout is None else timeout
+        with anyio.move_on_after(seconds):
+            while len(self.of_type(frame_type)) < count and not self._done.is_set():
                 await self._changed.wait()
+        found = self.of_type(frame_type)
+        if len(found) >= count:
             return found
+        raise self._not_seen(f"{count} {_type_name(frame_type)} (got {len(found)})", 0, seconds)
+
+    def _not_seen(self, what: str, after: int, seconds: float) -> TimeoutError:
+        """The error of a wait for ``what`` that ended without it: what came instead."""
+        why = "the session closed" if self._done.is_set() else f"{seconds:g} s passed"
+        return TimeoutError(
+            f"waited for {what} from frame {after}, but {why}; "
+            f"what came from frame {after}: {_summary(self.frames[after:])}"
+        )
 
     async def start_prompt(self, text: str, **kwargs: Any) -> TurnStartFrame:
         """Send a prompt and wait for its turn to start."""

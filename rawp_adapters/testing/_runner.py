@@ -61,7 +61,8 @@ def _outcome(
     if isinstance(exc, RuleFailed):
         return "failed", str(exc)
     if isinstance(exc, TimeoutError):
-        message = f"[{rule.id}] timed out after {subject.timeout:g} s: {exc or 'no answer'}"
+        # The driver's waits say what they waited for and what came instead.
+        message = f"[{rule.id}] {exc or f'a wait of {subject.timeout:g} s timed out'}"
         return "failed", with_frames(message, probe.driver, None)
     raise exc
 

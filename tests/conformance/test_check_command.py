@@ -53,3 +53,31 @@ def test_an_unknown_rule_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
         main(["check", "sdk", "--rule", "no-such-rule"])
     assert exit_info.value.code == 2
     assert "unknown rule(s) no-such-rule; known: capabilities-first" in capsys.readouterr().err
+
+
+def test_a_rule_that_waits_in_vain_says_what_it_waited_for_and_what_came_instead(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        [
+            "check",
+            "sdk",
+            "--setting",
+            'core_options={"delay_ms": 0}',
+            "--tool-prompt",
+            "Write notes.txt",
+            "--rule",
+            "permission-deadline",
+            "--permission-timeout-ms",
+            "600000",
+            "--timeout",
+            "3",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    failure = out.splitlines()[0]
+    assert "the unanswered permission request (timeout_ms 600000" in failure
+    assert "waited for a matching agent.interaction.resolved from frame" in failure
+    assert "but 3 s passed; what came from frame" in failure
+    assert failure.endswith("agent.interaction.request, agent.state.changed")

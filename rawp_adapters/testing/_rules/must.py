@@ -132,9 +132,21 @@ async def permission_deadline(p: Probe) -> str:
             InteractionRequestFrame, where=lambda f: f.payload.turn_id == turn_id
         )
         interaction_id = request.payload.interaction_id
-        resolved = await d.wait_for(
-            InteractionResolvedFrame, where=lambda f: f.payload.interaction_id == interaction_id
-        )
+        try:
+            resolved = await d.wait_for(
+                InteractionResolvedFrame,
+                where=lambda f: f.payload.interaction_id == interaction_id,
+                after=frame_index(d, request),
+            )
+        except TimeoutError as exc:
+            fail(
+                "permission-deadline",
+                f"the unanswered permission request (timeout_ms {request.payload.timeout_ms}; "
+                f"the session's default {p.subject.permission_timeout_ms}) was not resolved "
+                f"by its deadline: {exc}",
+                d,
+                frame_index(d, request),
+            )
         mark = len(d.frames)
         await d.send(d.control.respond(interaction_id, "allow"))
         late = await d.wait_for(SessionErrorFrame, after=mark)
