@@ -242,6 +242,14 @@ class SessionCompacted(Payload):
     trigger: Annotated[CompactionTrigger, _doc("1.0.0", "`auto` or `manual`.")]
     tokens_before: Annotated[int | None, _doc("ours", "Context size before compaction.")] = None
     summary: Annotated[str | None, _doc("ours", "The agent's summary, when given.")] = None
+    compacted: Annotated[
+        bool,
+        _doc(
+            "ours",
+            "False: the agent had nothing to compact (its context is empty, too small or "
+            "just compacted) and left it as it was; the request is answered, not failed.",
+        ),
+    ] = True
 
 
 class SessionClosed(Payload):

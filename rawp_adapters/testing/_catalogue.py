@@ -45,7 +45,13 @@ RULES: tuple[Rule, ...] = (
         "an explicit end gives session.closed last (reason explicit) and leaves no process",
         must.explicit_end,
     ),
-    Rule("compaction", "CAPABILITY", "a compaction gives session.compacted", capability.compaction),
+    Rule(
+        "compaction",
+        "CAPABILITY",
+        "a compaction is answered session.compacted (compacted: false when there was "
+        "nothing to compact), not an error",
+        capability.compaction,
+    ),
     Rule("plan-mode", "CAPABILITY", "switches to plan and back are accepted", capability.plan_mode),
     Rule(
         "permission-request",

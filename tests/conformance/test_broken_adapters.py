@@ -3,12 +3,15 @@ naming the rule and showing the frames around the fault."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import pytest
 
-from rawp_adapters import Question, SessionContext, Turn, TurnResult
+from rawp_adapters import AgentFailure, Question, SessionContext, Turn, TurnResult
 from rawp_adapters.frames import (
     AgentInfo,
     Features,
+    SessionCompacted,
     TextDelta,
     ToolInvokeRequest,
     ToolInvokeResult,
@@ -197,3 +200,33 @@ async def test_operations_not_claimed_are_each_answered_unsupported() -> None:
     assert result.status == "passed", result.detail
     for operation in ("tool catalog", "model change", "model list", "plan"):
         assert operation in result.detail
+
+
+def compacting_subject(
+    compact: Callable[[str | None, SessionContext], Awaitable[None]],
+) -> ConformanceSubject:
+    return ConformanceSubject(
+        lambda: FunctionAdapter(say("hi"), compact=compact), prompts=Prompts(), timeout=10
+    )
+
+
+async def test_an_agent_with_nothing_to_compact_that_says_so_passes_compaction() -> None:
+    async def nothing_to_do(_: str | None, ctx: SessionContext) -> None:
+        await ctx.emit(SessionCompacted(trigger="manual", compacted=False))
+
+    result = await rule(compacting_subject(nothing_to_do), "compaction")
+    assert result.status == "passed", result.detail
+    assert result.detail == "nothing to compact (compacted: false)"
+
+
+async def test_a_compaction_answered_with_an_agent_error_fails_at_once_saying_so() -> None:
+    async def fails(_: str | None, ctx: SessionContext) -> None:
+        raise AgentFailure.of("Nothing to compact (session too small)")
+
+    result = await rule(compacting_subject(fails), "compaction")
+    assert result.status == "failed"
+    assert result.seconds < 5  # not the kit's 10-second wait for session.compacted
+    assert (
+        "[compaction] a compaction was answered agent.error AGENT_ERROR: "
+        "Nothing to compact (session too small)"
+    ) in result.detail

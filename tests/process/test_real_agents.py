@@ -247,6 +247,31 @@ async def test_abort_mid_stream_then_compaction_and_the_session_goes_on(
     assert after.text == DEFAULT_TEXT
 
 
+@pytest.mark.parametrize("name", PEERS)
+async def test_a_compaction_with_nothing_to_compact_is_answered_as_such_not_as_a_failure(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    """The second of two compactions in a row finds the context already compacted."""
+    adapter, workspace = peer_adapter(name, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.prompt("Say hello.")
+        answers = []
+        for _ in range(2):
+            mark = len(d.frames)
+            await d.send(d.control.compact())
+            answers.append(await d.wait_for(SessionCompactedFrame, after=mark))
+            await d.wait_for(
+                "agent.state.changed",
+                where=lambda f: f.payload.state == "idle",
+                after=d.frames.index(answers[-1]),
+            )
+        after = await d.prompt("Say hello.")
+
+    assert [answer.payload.compacted for answer in answers] == [True, False]
+    assert not d.of_type(AgentErrorFrame)
+    assert after.text == DEFAULT_TEXT
+
+
 def frames_between(d: SessionDriver, first: TurnRecord, second: TurnRecord) -> list[str]:
     """The frames after ``first`` ended and before ``second`` started (but the session's
     own ``agent.state.changed``)."""

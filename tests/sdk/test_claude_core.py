@@ -409,26 +409,35 @@ def failing_compaction(body: dict[str, Any]) -> ApiReply | None:
     return None
 
 
-@pytest.mark.parametrize(
-    ("before", "reason"),
-    [(None, "No messages to compact"), ("hello", "500")],
-    ids=["nothing-to-compact", "api-error"],
-)
 async def test_a_compaction_that_fails_is_an_agent_error_and_the_session_goes_on(
-    tmp_path: Path, before: str | None, reason: str
+    tmp_path: Path,
 ) -> None:
     with ScriptedAnthropic(responder=failing_compaction) as api:
         async with claude_session(api, tmp_path) as run:
             d = run.driver
-            if before is not None:
-                await d.prompt(before)
+            await d.prompt("hello")
             await d.send(d.control.compact())
             error = await d.wait_for(AgentErrorFrame)
             await idle_after(d, error)
             turn = await d.prompt("hello again")
     assert error.payload.severity == "error"
-    assert reason in error.payload.message
+    assert "500" in error.payload.message
     assert d.of_type(SessionCompactedFrame) == []
+    assert turn.text == DEFAULT_TEXT
+
+
+async def test_a_compaction_of_a_fresh_session_is_answered_nothing_compacted_not_failed(
+    api: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    async with claude_session(api, tmp_path) as run:
+        d = run.driver
+        await d.send(d.control.compact())
+        compacted = await d.wait_for(SessionCompactedFrame)
+        await idle_after(d, compacted)
+        turn = await d.prompt("hello")
+    assert compacted.payload.trigger == "manual"
+    assert not compacted.payload.compacted
+    assert d.of_type(AgentErrorFrame) == []
     assert turn.text == DEFAULT_TEXT
 
 

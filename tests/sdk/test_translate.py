@@ -338,17 +338,28 @@ def test_a_claude_compaction_gives_the_context_size_before_and_the_models_summar
 
 
 @claude
-def test_a_claude_compaction_that_did_not_happen_is_a_failure_with_the_clis_reason() -> None:
+def test_a_claude_compaction_that_failed_is_a_failure_with_the_clis_reason() -> None:
+    from claude_agent_sdk import SystemMessage
+    from rawp_adapter_sdk.cores._claude_stream import ClaudeCompaction
+
+    failed = ClaudeCompaction()
+    reason = "Compaction failed · attached media exceeds size limits"
+    failed.feed(SystemMessage(subtype="status", data={"compact_error": reason}))
+    failed.feed(result(num_turns=0))
+    with pytest.raises(CoreError, match="attached media exceeds size limits"):
+        failed.outcome()
+
+
+@claude
+def test_a_claude_compaction_with_nothing_to_compact_compacted_nothing_and_did_not_fail() -> None:
     from claude_agent_sdk import AssistantMessage, SystemMessage, TextBlock
     from rawp_adapter_sdk.cores._claude_stream import ClaudeCompaction
 
-    failed, empty = ClaudeCompaction(), ClaudeCompaction()
-    failed.feed(SystemMessage(subtype="status", data={"compact_error": "Not enough messages."}))
-    failed.feed(result(num_turns=0))
-    said = TextBlock(text="Error: No messages to compact")
-    empty.feed(AssistantMessage(content=[said], model="<synthetic>"))
+    said, empty = ClaudeCompaction(), ClaudeCompaction()
+    text = TextBlock(text="Error: No messages to compact")
+    said.feed(AssistantMessage(content=[text], model="<synthetic>"))
+    said.feed(result(num_turns=0))
+    error = {"compact_error": "Not enough messages to compact."}
+    empty.feed(SystemMessage(subtype="status", data=error))
     empty.feed(result(num_turns=0))
-    with pytest.raises(CoreError, match="Not enough messages"):
-        failed.outcome()
-    with pytest.raises(CoreError, match="No messages to compact"):
-        empty.outcome()
+    assert said.outcome() == empty.outcome() == Compaction(compacted=False)

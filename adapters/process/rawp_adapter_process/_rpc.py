@@ -43,6 +43,7 @@ from rawp_adapter_process._wire import (
     WireMessage,
     decode_compaction,
     decode_state,
+    nothing_to_compact,
 )
 from rawp_adapters import (
     AgentExit,
@@ -600,6 +601,9 @@ class RpcAgent:
             ) from None
         except AgentGone as exc:
             raise AgentFailure.of(f"compaction failed: {exc}") from exc
+        if nothing_to_compact(response.error):
+            await self._ctx.emit(SessionCompacted(trigger="manual", compacted=False))
+            return
         if not response.success:
             raise AgentFailure.of(f"the agent could not compact its context: {response.error}")
         result = decode_compaction(response.data)

@@ -323,6 +323,15 @@ def decode_compaction(data: msgspec.Raw) -> CompactionResult:
     return _decode_raw(data, CompactionResult)
 
 
+_NOTHING_TO_COMPACT = ("Nothing to compact", "Already compacted")
+"""How omp and pi refuse a ``compact`` that has nothing to do (their ``error`` text)."""
+
+
+def nothing_to_compact(error: str | None) -> bool:
+    """A failed ``compact`` answer that says there was nothing to do, not a failure."""
+    return error is not None and error.startswith(_NOTHING_TO_COMPACT)
+
+
 def decode_edit_details(data: msgspec.Raw) -> EditDetails:
     return _decode_raw(data, EditDetails)
 

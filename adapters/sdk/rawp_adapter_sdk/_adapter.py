@@ -198,7 +198,10 @@ class SdkAdapter(Adapter[SdkSettings]):
             raise self._failure(exc) from exc
         await ctx.emit(
             SessionCompacted(
-                trigger="manual", tokens_before=done.tokens_before, summary=done.summary
+                trigger="manual",
+                tokens_before=done.tokens_before,
+                summary=done.summary,
+                compacted=done.compacted,
             )
         )
 

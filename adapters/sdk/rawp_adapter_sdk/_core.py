@@ -201,6 +201,9 @@ class Compaction:
     """The size of the context before, in tokens, when known."""
     summary: str | None = None
     """The summary that now stands for the conversation, when known."""
+    compacted: bool = True
+    """False: there was nothing to compact (say, an empty conversation), which is left
+    as it was; the Master is told so, not that the compaction failed."""
 
 
 @runtime_checkable

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from rawp_adapters._frames import (
+    AgentErrorFrame,
     Envelope,
     InteractionRequestFrame,
     InteractionResolvedFrame,
@@ -36,22 +37,37 @@ async def compaction(p: Probe) -> str:
         await d.prompt(p.prompts.answer)
         mark = len(d.frames)
         await d.send(d.control.compact())
-        found = await d.wait_for(
-            Envelope,
-            after=mark,
-            where=lambda f: (
-                isinstance(f, SessionCompactedFrame)
-                or (isinstance(f, SessionErrorFrame) and f.payload.error_code == "UNSUPPORTED")
-            ),
-        )
-    if not isinstance(found, SessionCompactedFrame):
+        found = await d.wait_for(Envelope, after=mark, where=_compaction_answer)
+    if isinstance(found, AgentErrorFrame):
         fail(
             "compaction",
-            "claims context_compaction but a compaction was answered UNSUPPORTED",
+            f"a compaction was answered agent.error {found.payload.error_code}: "
+            f"{found.payload.message} (an agent with nothing to compact answers "
+            "session.compacted with compacted: false)",
             d,
             frame_index(d, found),
         )
-    return ""
+    if isinstance(found, SessionErrorFrame):
+        fail(
+            "compaction",
+            f"claims context_compaction but a compaction was answered session.error "
+            f"{found.payload.error_code}: {found.payload.message}",
+            d,
+            frame_index(d, found),
+        )
+    assert isinstance(found, SessionCompactedFrame)  # what _compaction_answer has left
+    return "" if found.payload.compacted else "nothing to compact (compacted: false)"
+
+
+def _compaction_answer(frame: Envelope) -> bool:
+    """A manual compaction's answer: done (or nothing to do), refused, or failed."""
+    match frame:
+        case SessionCompactedFrame():
+            return frame.payload.trigger == "manual"
+        case AgentErrorFrame():
+            return frame.payload.severity != "warning"
+        case _:
+            return isinstance(frame, SessionErrorFrame)
 
 
 async def plan_mode(p: Probe) -> str:

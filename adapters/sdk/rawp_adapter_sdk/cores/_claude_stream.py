@@ -318,6 +318,8 @@ class ClaudeTurnTranslator:
 _SUMMARY_RE = re.compile(
     r"^Summary:\n(.*?)(?=\n\nIf you need specific details|\Z)", re.DOTALL | re.MULTILINE
 )
+_NOTHING_TO_COMPACT = ("No messages to compact", "Not enough messages to compact")
+"""How the CLI says a ``/compact`` had nothing to do (an empty conversation)."""
 _REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 
 
@@ -329,7 +331,7 @@ class ClaudeCompaction:
     context size before it), then the user message that now opens the conversation (the
     CLI's preamble around ``Summary:`` and the model's summary). One that did not happen
     sends a ``status`` message with ``compact_error``, or just a synthetic assistant text
-    (e.g. "Error: No messages to compact").
+    (e.g. "Error: No messages to compact"); one with nothing to compact is not a failure.
     """
 
     def __init__(self) -> None:
@@ -357,9 +359,11 @@ class ClaudeCompaction:
                 self._error = self._error or "; ".join(message.errors or []) or message.result
 
     def outcome(self) -> Compaction:
-        """What the compaction did; raises :class:`CoreError` if it did not happen."""
+        """What the compaction did; raises :class:`CoreError` if it failed."""
         if self._boundary is None or self._error is not None:
             reason = self._error or " ".join(self._said) or "no compaction was reported"
+            if any(words in reason for words in _NOTHING_TO_COMPACT):
+                return Compaction(compacted=False)
             raise CoreError(f"the Claude Code CLI did not compact the conversation: {reason}")
         return Compaction(
             tokens_before=_int(self._boundary.get("pre_tokens")), summary=self._summary
