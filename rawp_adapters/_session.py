@@ -456,6 +456,7 @@ class Session:
         self, call: HostToolCall, on_progress: Progress | None
     ) -> HostToolOutcome:
         protocol = self._protocol
+        call = protocol.distinct_host_call(call)
         refused = protocol.host_call_refusal(call)
         if refused is not None:
             return refused

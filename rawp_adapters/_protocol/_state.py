@@ -14,6 +14,7 @@ last. :class:`rawp_adapters.Session` is the anyio driver around it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, Final, get_args
 
 from structlog.stdlib import BoundLogger
@@ -518,6 +519,20 @@ class SessionProtocol:
         return [RunSteer(turn.turn, message)]
 
     # ------------------------------------------------------------ host tool calls
+
+    def distinct_host_call(self, call: HostToolCall) -> HostToolCall:
+        """``call`` with an invocation id no other tool call of its turn has. An agent
+        may run a host tool inside a tool call of its own and give both one id (omp's
+        ``write`` to ``xd://<tool>``): the Master then sees two calls, each its own id."""
+        turn = self.turn
+        base = call.invocation_id
+        if turn is None or not turn.has_tool(base) or self.host_calls.owns(base):
+            return call
+        n, invocation_id = 1, f"{base}-host"
+        while turn.has_tool(invocation_id) or self.host_calls.owns(invocation_id):
+            n += 1
+            invocation_id = f"{base}-host-{n}"
+        return replace(call, invocation_id=invocation_id)
 
     def open_host_call(self, call: HostToolCall) -> ToolInvokeRequest | HostToolOutcome:
         """Publish a host tool call for the Master, or refuse it (with its error result)."""

@@ -68,10 +68,7 @@ class TurnState:
             case TextDone() | ThinkingDone():
                 self.blocks.pop((isinstance(payload, ThinkingDone), payload.index), None)
             case ToolInvokeRequest():
-                if (
-                    payload.invocation_id in self.tools
-                    or payload.invocation_id in self.finished_tools
-                ):
+                if self.has_tool(payload.invocation_id):
                     log.debug("duplicate tool call dropped", invocation=payload.invocation_id)
                     return False
                 self.tools[payload.invocation_id] = None
@@ -88,6 +85,11 @@ class TurnState:
                 if len(self.finished_tools) > REMEMBERED_FINISHED_TOOLS:
                     self.finished_tools.popitem(last=False)
         return True
+
+    def has_tool(self, invocation_id: str) -> bool:
+        """A tool call of this id started in the turn (running, or one of the last
+        :data:`REMEMBERED_FINISHED_TOOLS` finished)."""
+        return invocation_id in self.tools or invocation_id in self.finished_tools
 
     def add_usage(self, step: TokenUsage) -> None:
         total = self.usage if self.usage is not None else {}

@@ -16,6 +16,7 @@ from rawp_adapters.frames import (
     SessionErrorFrame,
     TextDeltaFrame,
     ToolCatalogUpdatedFrame,
+    ToolInvokeRequest,
     ToolInvokeRequestFrame,
     ToolInvokeResult,
     ToolInvokeResultFrame,
@@ -173,6 +174,41 @@ async def test_the_agents_own_report_of_a_host_call_is_not_passed_on_twice(
         turn = await d.wait_turn(start.payload.turn_id)
     assert not turn.of_type(ToolInvokeStreamFrame)
     assert len(turn.of_type(ToolInvokeResultFrame)) == 1
+
+
+async def test_a_host_call_that_reuses_the_id_of_the_agents_own_tool_call_gets_its_own(
+    tmp_path: Path,
+) -> None:
+    async def nested(turn: Turn, ctx: SessionContext) -> TurnResult:
+        # as omp's `write` to `xd://lookup` does: the host call runs inside the write
+        tid = turn.turn_id
+        write = ToolInvokeRequest(
+            invocation_id="c1", tool_name="write", input={"path": "xd://lookup"}, turn_id=tid
+        )
+        await ctx.emit(write)
+        outcome = await ctx.call_host_tool(HostToolCall("c1", "lookup", {"word": "x"}, tid))
+        await ctx.emit(
+            ToolInvokeResult(
+                invocation_id="c1", output_type="text", output=outcome.text, turn_id=tid
+            )
+        )
+        return TurnResult()
+
+    adapter = FunctionAdapter(nested, host_tools=True)
+    async with drive(adapter, workspace=tmp_path) as d:
+        await d.send(d.control.publish_tools([LOOKUP]))
+        await d.wait_for(ToolCatalogUpdatedFrame)
+        start = await d.start_prompt("go")
+        host = await d.wait_for(ToolInvokeRequestFrame, where=lambda f: f.payload.executor)
+        await d.send(d.control.tool_result(host.payload.invocation_id, "found"))
+        turn = await d.wait_turn(start.payload.turn_id)
+    requests = [r.payload for r in turn.of_type(ToolInvokeRequestFrame)]
+    assert [(r.tool_name, r.executor) for r in requests] == [("write", None), ("lookup", "master")]
+    assert requests[1].invocation_id != "c1"
+    results = {r.payload.invocation_id: r.payload for r in turn.of_type(ToolInvokeResultFrame)}
+    assert results.keys() == {"c1", requests[1].invocation_id}
+    assert results[requests[1].invocation_id].resolution == "answered"
+    assert results["c1"].output == "found", "the agent's own call ended with the Master's answer"
 
 
 async def test_an_answer_for_no_call_is_reported_and_never_applied(tmp_path: Path) -> None:
