@@ -1,10 +1,12 @@
-"""The conformance kit over the real agents, offline: omp and pi through the process
-adapter against the scripted OpenAI server, and the Claude core (the real Claude Agent
-SDK and CLI) through the sdk adapter against the scripted Anthropic server."""
+"""The conformance kit over the real agents, offline: omp (its host tools included) and
+pi through the process adapter against the scripted OpenAI server, and the Claude core
+(the real Claude Agent SDK and CLI) through the sdk adapter against the scripted
+Anthropic server."""
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,12 +14,12 @@ import pytest
 from rawp_adapter_process import ProcessAdapter
 from rawp_adapter_sdk import SdkAdapter
 
-from rawp_adapters.testing import ConformanceSubject, Prompts
+from rawp_adapters.testing import KIT_HOST_TOOL, ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
 from tests.sdk.claude_sessions import claude_settings
 from tests.support.claude import needs_claude_sdk
 from tests.support.llm_anthropic import ScriptedAnthropic
-from tests.support.llm_openai import ScriptedOpenAI
+from tests.support.llm_openai import CALL_TOOL, ScriptedOpenAI
 from tests.support.peers import PeerName, make_peer, peer_available
 
 TIMEOUT = 60.0
@@ -48,7 +50,12 @@ def peer_subject(name: PeerName, llm: ScriptedOpenAI, home: Path) -> Conformance
     return ConformanceSubject(
         make_adapter,
         adapter_type="process",
-        prompts=Prompts(answer="Say hello.", tool="RUN_BASH echo hi", busy="SLOW_STREAM 200 50"),
+        prompts=Prompts(
+            answer="Say hello.",
+            tool="RUN_BASH echo hi",
+            busy="SLOW_STREAM 200 50",
+            host_tool=f"{CALL_TOOL} {KIT_HOST_TOOL['name']} {json.dumps({'message': 'hi'})}",
+        ),
         timeout=TIMEOUT,
     )
 

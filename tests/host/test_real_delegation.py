@@ -6,7 +6,9 @@ whole tree.
 
 The tool is published as ``delegate``, not ``Task``: omp folds a tool name that matches
 one of its built-ins case-insensitively into the built-in (``Task`` becomes its own
-``task``), so a host tool called ``Task`` is accepted but never offered to the model."""
+``task``), so a host tool called ``Task`` is accepted but never offered to the model.
+The scripted model behind omp calls ``delegate`` only as omp offers it (a tool of the
+request, or its ``xd://`` device): ``ScriptedOpenAI.violations`` stays empty."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from tests.host.serving import Served, serve_prompt
 from tests.process.real_peers import TIMEOUT, peer_adapter
 from tests.support.claude import claude_env, needs_claude_sdk
 from tests.support.llm_anthropic import ScriptedAnthropic
-from tests.support.llm_openai import CALL_TOOL, ScriptedOpenAI
+from tests.support.llm_openai import CALL_TOOL, ScriptedOpenAI, offered_tools
 from tests.support.peers import peer_available
 
 pytestmark = [
@@ -51,6 +53,7 @@ pytestmark = [
 def servers() -> Iterator[tuple[ScriptedOpenAI, ScriptedAnthropic]]:
     with ScriptedOpenAI() as llm, ScriptedAnthropic() as api:
         yield llm, api
+        assert not llm.violations, "the scripted model called a tool omp did not offer"
 
 
 def claude_agent(api: ScriptedAnthropic, tmp_path: Path) -> AgentMetadata:
@@ -139,6 +142,7 @@ async def test_omp_delegates_to_claude_whose_permission_the_master_answers_with_
     [end] = served.of_type(TurnEndFrame)
     assert end.payload.stop_reason == "end_turn"
     llm, _ = servers
+    assert TOOL in offered_tools(llm.requests[0]), "omp offered the delegation tool"
     omps_next_call = llm.requests[-1]["messages"][-1]
     assert omps_next_call["role"] == "tool"
     assert "delegated" in str(omps_next_call["content"]), "omp's model got the answer"

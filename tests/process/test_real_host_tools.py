@@ -1,6 +1,8 @@
-"""Host tools with the real omp (``set_host_tools``, ``host_tool_call`` …): called,
-streamed and answered; left unanswered; aborted mid-call; refused before the Master is
-asked. pi has no host tools and says so. Every stream is checked by ``drive``."""
+"""Host tools with the real omp (``set_host_tools``, ``host_tool_call`` …): offered to
+the model among omp's own tools and called, streamed and answered; called through omp's
+``xd://`` device write; left unanswered; aborted mid-call; refused before the Master is
+asked. pi has no host tools and says so. Every stream is checked by ``drive``; the
+scripted model calls only what omp offers it (``ScriptedOpenAI.violations``)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,14 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import SessionDriver, deny_all, drive
 from tests.process.real_peers import TIMEOUT, only, peer_adapter
-from tests.support.llm_openai import CALL_TOOL, DEFAULT_TEXT, TOOL_SAID, ScriptedOpenAI
+from tests.support.llm_openai import (
+    CALL_TOOL,
+    DEFAULT_TEXT,
+    TOOL_SAID,
+    WRITE_FILE,
+    ScriptedOpenAI,
+    offered_tools,
+)
 from tests.support.peers import PeerName
 
 pytestmark = [pytest.mark.anyio, pytest.mark.peers]
@@ -44,10 +53,11 @@ def call_echo(message: str) -> str:
     return f"{CALL_TOOL} echo_host {json.dumps({'message': message})}"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def llm() -> Iterator[ScriptedOpenAI]:
     with ScriptedOpenAI() as server:
         yield server
+        assert not server.violations, "the scripted model called a tool omp did not offer"
 
 
 async def publish_echo(d: SessionDriver) -> list[str]:
@@ -74,6 +84,7 @@ async def test_omp_calls_a_host_tool_the_master_streams_and_answers(
     (caps,) = d.of_type(SessionCapabilitiesFrame)
     assert caps.payload.features.host_tools
     assert published == ["echo_host"]
+    assert "echo_host" in offered_tools(llm.requests[0]), "omp offered it to the model"
     assert (request.payload.executor, request.payload.tool_name) == ("master", "echo_host")
     assert request.payload.input == {"message": "hi"}
     assert len(turn.of_type(ToolInvokeRequestFrame)) == 1, "omp's own report of it is dropped"
@@ -81,6 +92,32 @@ async def test_omp_calls_a_host_tool_the_master_streams_and_answers(
     (result,) = turn.of_type(ToolInvokeResultFrame)
     assert (result.payload.resolution, result.payload.is_error) == ("answered", False)
     assert turn.stop_reason == "end_turn"
+    assert turn.text.endswith(f"{TOOL_SAID}the Master says hi"), "the model got the answer"
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_a_model_writing_to_the_host_tools_device_calls_it_and_only_it_is_asked(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    # omp tells the model that any of its tools runs by writing the JSON arguments to
+    # xd://<tool>; the Master's gate asks about the host tool, not about `write`.
+    adapter, workspace = peer_adapter(name, llm, tmp_path, permission_tools="*")
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await publish_echo(d)
+        start = await d.start_prompt(f"{WRITE_FILE} xd://echo_host {json.dumps({'message': 'hi'})}")
+        request = await d.wait_for(ToolInvokeRequestFrame)
+        await d.send(d.control.tool_result(request.payload.invocation_id, "the Master says hi"))
+        turn = await d.wait_turn(start.payload.turn_id)
+
+    (question,) = turn.of_type(InteractionRequestFrame)
+    assert question.payload.context.tool_name == "echo_host"
+    assert question.payload.context.tool_input == {"message": "hi"}
+    (request,) = turn.of_type(ToolInvokeRequestFrame)
+    assert (request.payload.executor, request.payload.tool_name) == ("master", "echo_host")
+    assert request.payload.input == {"message": "hi"}
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert result.payload.invocation_id == request.payload.invocation_id
+    assert (result.payload.resolution, result.payload.is_error) == ("answered", False)
     assert turn.text.endswith(f"{TOOL_SAID}the Master says hi"), "the model got the answer"
 
 

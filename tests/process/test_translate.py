@@ -402,6 +402,17 @@ def test_a_tool_call_announced_by_the_model_can_be_claimed_until_it_starts(
     assert translator.claim_announced_tool("bash") is None
 
 
+def test_an_announced_call_is_claimed_with_the_arguments_the_tool_runs_with(
+    translator: Translator,
+) -> None:
+    arguments = {"i": "list the files", "command": "ls"}
+    call = {"type": "toolCall", "id": "c9", "name": "bash", "arguments": arguments}
+    feed(translator, update("toolcall_end", toolCall=call))
+    claimed = translator.claim_announced_tool("bash")
+    assert claimed is not None
+    assert claimed.arguments == {"command": "ls"}, "omp runs it without the model's intent"
+
+
 @pytest.mark.parametrize(
     "event",
     [

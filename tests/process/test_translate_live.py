@@ -1,6 +1,7 @@
 """The translator's part in host tools and plans: the agent's own events of a host call
-are dropped in whatever order they come, a host call the agent refused itself is
-reported as its own tool call, and ``todo`` results become the plan."""
+(called by its name or by a ``write`` to its ``xd://`` device) are dropped in whatever
+order they come, a host call the agent refused itself is reported as its own tool call,
+and ``todo`` results become the plan."""
 
 from __future__ import annotations
 
@@ -57,6 +58,47 @@ def test_a_host_call_the_agent_refused_itself_is_reported_as_its_own_failed_call
     assert isinstance(result, ToolInvokeResult)
     assert result.is_error
     assert result.output == "Validation failed"
+
+
+def device_write(path: str, content: str = '{"message": "hi"}') -> dict[str, Any]:
+    """omp's ``write`` of the model, which runs the tool at ``xd://<name>``."""
+    args = {"path": path, "content": content}
+    return {**START, "toolName": "write", "args": args}
+
+
+def test_a_write_to_a_host_tools_device_is_the_host_call_and_not_reported_as_a_write() -> None:
+    translator = host_translator()
+    assert feed(translator, device_write("xd://echo")) == []
+    translator.claim_host_call("c1")
+    assert feed(translator, {**END, "toolName": "write", "isError": False}) == []
+
+
+def test_a_device_write_that_never_reached_the_master_is_reported_as_the_agents_write() -> None:
+    translator = host_translator()
+    request, result = feed(translator, device_write("xd://echo", "not json"), END)
+    assert isinstance(request, ToolInvokeRequest)
+    assert (request.tool_name, request.executor) == ("write", None)
+    assert isinstance(result, ToolInvokeResult)
+    assert result.is_error
+
+
+def test_only_a_write_to_a_published_tools_device_is_a_host_call() -> None:
+    translator = host_translator()
+    assert translator.host_tool_of("echo", {}) == "echo"
+    assert translator.host_tool_of("write", {"path": " XD://echo "}) == "echo", "as omp reads it"
+    for name, args in [
+        ("write", {"path": "xd://lsp"}),
+        ("write", {"path": "xd://echo/x"}),
+        ("write", {"path": "xd://"}),
+        ("write", {"path": "notes/xd://echo"}),
+        ("write", {"content": "{}"}),
+        ("read", {"path": "xd://echo"}),
+        ("bash", {}),
+    ]:
+        assert translator.host_tool_of(name, args) is None, (name, args)
+    (request,) = feed(translator, device_write("xd://lsp"))
+    assert isinstance(request, ToolInvokeRequest)
+    assert request.tool_name == "write"
 
 
 def todo_end(op: str, phases: list[dict[str, Any]], *, error: bool = False) -> dict[str, Any]:

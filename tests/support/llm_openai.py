@@ -66,8 +66,8 @@ Choosing the reply
    ``PARALLEL_TOOLS``
        preamble, then two ``bash`` tool calls in one message (:data:`PARALLEL_COMMANDS`).
    ``CALL_TOOL <name> [json]``
-       preamble, then a call of tool ``name`` (any tool: a host tool the client published,
-       omp's ``todo``) with the JSON object that follows as its arguments (``{}`` if none).
+       preamble, then a call of tool ``name`` (a host tool the client published, omp's
+       ``todo``) with the JSON object that follows as its arguments (``{}`` if none).
    ``NAME_MODEL``
        :data:`MODEL_SAYS` + the ``model`` the request asked for, e.g. ``I am fake-model-2.``
        (so a model switch shows in the reply).
@@ -83,6 +83,18 @@ Choosing the reply
    then starts with reasoning deltas (:data:`THINKING_TEXT`) in ``delta.reasoning_content``
    (omp and pi accept ``reasoning_content``, ``reasoning`` and ``reasoning_text``; pick one
    with ``ScriptedOpenAI(reasoning_field=...)``).
+
+Only what the request offers
+----------------------------
+A model can call only the tools a request offers it, so every tool call of a reply (the
+keywords' and a ``responder``'s) is made the way the request offers that tool
+(:func:`as_offered`): by its name when it is in the request's ``tools`` (with omp's
+required intent field ``i`` filled in when the script leaves it out); for a tool the
+request names only as a device ``xd://<name>`` (omp tells the model to run such tools by
+writing their JSON arguments there), as a ``write`` of the arguments to ``xd://<name>``.
+A call of a tool the request does not offer at all is a violation of the script: the
+server answers HTTP 400 (message :data:`VIOLATION` …) and records it in
+``ScriptedOpenAI.violations``.
 
 Usage is deterministic: ``prompt_tokens`` :data:`PROMPT_TOKENS` (100), ``completion_tokens`` =
 number of content deltas sent (reasoning deltas also counted in
@@ -136,6 +148,8 @@ __all__ = [
     "CUT_STREAM",
     "DEFAULT_MODEL",
     "DEFAULT_TEXT",
+    "DEVICE_PREFIX",
+    "DEVICE_WRITER",
     "FAIL_FIRST",
     "HTTP_400",
     "MAX_TOKENS",
@@ -156,6 +170,7 @@ __all__ = [
     "TOOL_PREAMBLE",
     "TOOL_RESULT_QUOTE_CHARS",
     "TOOL_SAID",
+    "VIOLATION",
     "WRITE_FILE",
     "WRITE_FILE_DEFAULT_CONTENT",
     "Part",
@@ -163,7 +178,9 @@ __all__ = [
     "Reply",
     "ScriptedOpenAI",
     "ToolCall",
+    "as_offered",
     "last_user_text",
+    "offered_tools",
     "plan_reply",
     "trailing_tool_results",
 ]
@@ -177,6 +194,12 @@ COMPACTION_MARKER = "<conversation>"
 CALL_TOOL = "CALL_TOOL"
 NAME_MODEL = "NAME_MODEL"
 
+# --- how omp offers tools ----------------------------------------------------------------------
+DEVICE_PREFIX = "xd://"
+DEVICE_WRITER = "write"
+INTENT_FIELD = "i"
+INTENT_TEXT = "scripted intent"
+
 # --- canned content ----------------------------------------------------------------------------
 SUMMARY_TEXT = (
     "## Goal\nAnswer the user's scripted prompts.\n\n"
@@ -185,6 +208,7 @@ SUMMARY_TEXT = (
 )
 WRITE_FILE_DEFAULT_CONTENT = "Written by the scripted model.\n"
 API_ERROR_MESSAGE = "Scripted error"
+VIOLATION = "scripted model violation"
 SLOW_STREAM_DELTAS = 200
 PROMPT_TOKENS = 100
 DEFAULT_MODEL = "fake-model"
@@ -291,14 +315,63 @@ def _tool_reply(*calls: ToolCall) -> Reply:
     return Reply(parts=(_text(TOOL_PREAMBLE, 2),), tool_calls=calls, finish_reason="tool_calls")
 
 
-def _tool_names(body: Any) -> set[str]:
+def offered_tools(body: Any) -> dict[str, dict[str, Any]]:
+    """The tools a request offers the model: name → JSON Schema of the arguments."""
     tools = body.get("tools") if isinstance(body, dict) else None
-    names = set()
+    offered: dict[str, dict[str, Any]] = {}
     for tool in tools if isinstance(tools, list) else []:
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and isinstance(function.get("name"), str):
-            names.add(function["name"])
-    return names
+            parameters = function.get("parameters")
+            offered[function["name"]] = parameters if isinstance(parameters, dict) else {}
+    return offered
+
+
+def _tool_names(body: Any) -> set[str]:
+    return set(offered_tools(body))
+
+
+def _mentions_device(body: Any, name: str) -> bool:
+    """The request tells the model about the device ``xd://<name>`` (omp's prompt)."""
+    device = re.compile(re.escape(DEVICE_PREFIX + name) + r"(?![A-Za-z0-9_.-])")
+    return device.search(json.dumps(_messages(body), ensure_ascii=False)) is not None
+
+
+def _with_intent(call: ToolCall, schema: dict[str, Any]) -> ToolCall:
+    """omp asks for the model's intent in a required string ``i`` of every tool."""
+    required = schema.get("required")
+    if not isinstance(required, list) or INTENT_FIELD not in required:
+        return call
+    if INTENT_FIELD in call.arguments:
+        return call
+    return replace(call, arguments={INTENT_FIELD: INTENT_TEXT, **call.arguments})
+
+
+def as_offered(body: Any, reply: Reply) -> Reply | str:
+    """``reply`` with each tool call made as the request offers the tool: called by its
+    name (with omp's required intent field), or, for a tool the request names only as an
+    ``xd://`` device (omp), a ``write`` of its JSON arguments to that device. A string
+    says which call the request does not offer at all (the scripted model would cheat)."""
+    if not reply.tool_calls:
+        return reply
+    offered = offered_tools(body)
+    calls: list[ToolCall] = []
+    for call in reply.tool_calls:
+        as_device = (
+            call.name not in offered
+            and DEVICE_WRITER in offered
+            and _mentions_device(body, call.name)
+        )
+        if as_device:
+            content = json.dumps(call.arguments)
+            call = ToolCall(DEVICE_WRITER, {"path": DEVICE_PREFIX + call.name, "content": content})
+        if call.name not in offered:
+            return (
+                f"the script calls the tool {call.name!r}, which the request does not offer "
+                f"(offered: {', '.join(sorted(offered)) or 'none'})"
+            )
+        calls.append(_with_intent(call, offered[call.name]))
+    return replace(reply, tool_calls=tuple(calls))
 
 
 SHELL_DESCRIPTION = "Run a command for the scripted model."
@@ -523,7 +596,11 @@ class _Handler(ScriptedHandler["ScriptedOpenAI"]):
 
     def _completions(self, body: dict[str, Any]) -> None:
         owner = self.server.owner
-        reply = owner._plan(body)
+        reply = as_offered(body, owner._plan(body))
+        if isinstance(reply, str):
+            owner._note_violation(reply)
+            self._error(400, f"{VIOLATION}: {reply}", "scripted_violation")
+            return
         if reply.error_status is not None:
             self._error(reply.error_status, reply.error_message, f"scripted_{reply.error_status}")
             return
@@ -577,6 +654,17 @@ class ScriptedOpenAI(ScriptedServer[Reply]):
         self.model = model
         self.reasoning_field: ReasoningField = reasoning_field
         self._failures: dict[str, int] = {}
+        self._violations: list[str] = []
+
+    @property
+    def violations(self) -> list[str]:
+        """Tool calls the script asked for that the request did not offer (answered 400)."""
+        with self._lock:
+            return list(self._violations)
+
+    def _note_violation(self, violation: str) -> None:
+        with self._lock:
+            self._violations.append(violation)
 
     def _plan_reply(self, body: dict[str, Any]) -> Reply:
         """:func:`plan_reply`, once ``FAIL_FIRST_<n>_<failure>`` had its ``n`` failures."""

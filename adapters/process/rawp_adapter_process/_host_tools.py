@@ -7,6 +7,12 @@ abort), after which it ignores any result. Each call runs in a task of its own, 
 agent's stream keeps flowing while the Master works. The agent's tool call id is the
 call's invocation id: the session runtime reports the call, and the translator drops the
 agent's own events of it.
+
+A tool is published as ``essential``, so that omp offers it to the model among its own
+tools; omp mounts a tool published without a ``loadMode`` as a "device" the model can
+only run by writing its arguments to ``xd://<name>`` with ``write``. The model may still
+do that for any tool: such a write is the host call (see
+:meth:`Translator.host_tool_of`).
 """
 
 from __future__ import annotations
@@ -71,12 +77,14 @@ confirmed by ``set_host_tools`` but folded onto the built-in: the model never se
 
 
 def host_tool_definition(tool: HostTool) -> dict[str, Any]:
-    """An ``RpcHostToolDefinition`` (the agent wants a non-empty description)."""
+    """An ``RpcHostToolDefinition`` (the agent wants a non-empty description), in the
+    model's list of tools."""
     return {
         "name": tool.name,
         "label": tool.name,
         "description": tool.description or tool.name,
         "parameters": tool.input_schema,
+        "loadMode": "essential",
     }
 
 
@@ -98,10 +106,6 @@ class HostTools:
         gated = {name.lower() for name in settings.permission_tools}
         self._gate_all = ALL_TOOLS in gated
         self._gated = gated if settings.approval != "none" else set()
-
-    @property
-    def published(self) -> frozenset[str]:
-        return self._translator.host_tools
 
     def gated(self, tool_name: str) -> bool:
         """The adapter's permission gate covers ``tool_name`` (the runtime asks)."""

@@ -90,7 +90,8 @@ ready (it runs while the agent starts); then the version is reported as unknown.
 _CONTROL = (Response, UiRequest, Ready, HostToolCallRequest, HostToolCancel)
 _CONTROL_TYPES = frozenset(_CONTROL)
 _HOST_GATE_PASSED = InteractionOutcome("allow", "answered")
-"""The agent's own gate passes host tool calls: the runtime asks the Master for them."""
+"""The agent's own gate passes host tool calls, a ``write`` to ``xd://<host tool>``
+included: the runtime asks the Master for them under the host tool's name."""
 
 
 class _TurnState:
@@ -372,7 +373,8 @@ class RpcAgent:
         if (
             dialog.interaction_type == "PERMISSION"
             and context is not None
-            and context.tool_name in self.host_tools.published
+            and context.tool_name is not None
+            and self._translator.host_tool_of(context.tool_name, context.tool_input) is not None
         ):
             await self._answer(_OpenDialog(dialog), dialog.response(_HOST_GATE_PASSED))
             return

@@ -17,8 +17,9 @@ the turn stays open until the retry runs or the retries end (:class:`RetriesEnde
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from rawp_adapter_process._plans import TODO_TOOL, changed_plan
 from rawp_adapter_process._wire import (
@@ -129,6 +130,13 @@ _OUTPUT_TYPES: dict[str, OutputType] = {
     "task": "agent_result",
 }
 
+DEVICE_PREFIX: Final = "xd://"
+"""omp runs any of its tools when the model writes the JSON arguments to
+``xd://<tool>`` with its ``write`` tool (its "tool devices")."""
+DEVICE_WRITER: Final = "write"
+INTENT_FIELD: Final = "i"
+"""omp has the model say its intent in this field of every tool call."""
+
 _PROBE_CHARS, _PROBE_TRIES = 64, 16
 """How a rewritten tool output is matched against what was already sent."""
 
@@ -159,6 +167,23 @@ def new_output(sent: str, current: str) -> str:
             return current[len(sent) - at :]
         end = at + len(probe) - 1
     return current
+
+
+def device_of(tool_name: str, tool_input: Mapping[str, Any] | None) -> str | None:
+    """The tool a call of ``tool_name`` runs as a device (``write`` to ``xd://<tool>``,
+    read as omp reads the path), or None."""
+    if tool_name != DEVICE_WRITER or tool_input is None:
+        return None
+    path = tool_input.get("path")
+    if not isinstance(path, str):
+        return None
+    path = path.strip()
+    if path[: len(DEVICE_PREFIX)].lower() != DEVICE_PREFIX:
+        return None
+    name = path[len(DEVICE_PREFIX) :]
+    if not name or any(c in name for c in "/?#"):
+        return None
+    return name
 
 
 def _text_of(content: list[ContentBlock]) -> str:
@@ -282,12 +307,23 @@ class Translator:
 
     def claim_announced_tool(self, tool_name: str) -> ToolCallInfo | None:
         """The oldest tool call the model made that has not started yet (omp asks for
-        approval before ``tool_execution_start``, naming only the tool)."""
+        approval before ``tool_execution_start``, naming only the tool), with the
+        arguments the tool runs with: omp takes out the model's intent (``i``) first."""
         for call_id, call in self._announced.items():
             if call.name == tool_name:
                 del self._announced[call_id]
-                return call
+                arguments = {k: v for k, v in call.arguments.items() if k != INTENT_FIELD}
+                return ToolCallInfo(call.id, call.name, arguments)
         return None
+
+    def host_tool_of(self, tool_name: str, tool_input: Mapping[str, Any] | None) -> str | None:
+        """The published host tool a call of ``tool_name`` runs: that tool itself, or the
+        one a ``write`` to ``xd://<name>`` runs. Such a write is the host call (omp gives
+        it the write's id): the session runtime reports it, not as a ``write``."""
+        if tool_name in self.host_tools:
+            return tool_name
+        device = device_of(tool_name, tool_input)
+        return device if device in self.host_tools else None
 
     def claim_host_call(self, tool_call_id: str) -> None:
         """The agent asked the Master to run call ``tool_call_id``: the session runtime
@@ -433,7 +469,7 @@ class Translator:
         self._announced.pop(event.toolCallId, None)
         if self._turn_id is None:
             return []
-        if event.toolName in self.host_tools:
+        if self.host_tool_of(event.toolName, event.args) is not None:
             # Held until it is known whether the Master is asked (the agent's
             # host_tool_call, before or after this) or the agent refused the call itself.
             if event.toolCallId not in self._host_claimed:
