@@ -157,6 +157,11 @@ class Question:
         )
 
 
+HOST_TOOL_TIMEOUT_MS = 300_000
+"""How long the Master may take to answer a host tool call unless the session says
+otherwise (``SessionOptions.host_tool_timeout_ms``, ``serve --host-tool-timeout-ms``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class HostToolCall:
     """The agent calls a tool the Master published (:meth:`SessionContext.call_host_tool`).

@@ -23,6 +23,7 @@ from anyio.abc import TaskGroup
 from structlog.stdlib import BoundLogger
 
 from rawp_adapters._adapter import (
+    HOST_TOOL_TIMEOUT_MS,
     Adapter,
     AgentExit,
     CloseResult,
@@ -96,7 +97,7 @@ class SessionOptions:
     max_open_interactions: int = 256
     """Questions an agent may have open at once; more are denied at once (the same bound
     holds for host tool calls)."""
-    host_tool_timeout_ms: int = 300_000
+    host_tool_timeout_ms: int = HOST_TOOL_TIMEOUT_MS
     """How long the Master may take to answer a host tool call before the agent is told
     it failed."""
     usage_steps: bool = False

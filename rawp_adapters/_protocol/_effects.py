@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rawp_adapters._adapter import AgentExit, HostToolOutcome, InteractionOutcome, Turn
+from rawp_adapters._adapter import (
+    HOST_TOOL_TIMEOUT_MS,
+    AgentExit,
+    HostToolOutcome,
+    InteractionOutcome,
+    Turn,
+)
 from rawp_adapters._frames import (
     CloseReason,
     ModelListRequest,
@@ -115,5 +121,5 @@ class Limits:
     frame_buffer: int = 1024
     max_open_interactions: int = 256
     interaction_timeout_ms: int = 60_000
-    host_tool_timeout_ms: int = 300_000
+    host_tool_timeout_ms: int = HOST_TOOL_TIMEOUT_MS
     usage_steps: bool = False

@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from rawp_adapters._adapter import Adapter, AgentMetadata
+from rawp_adapters._adapter import HOST_TOOL_TIMEOUT_MS, Adapter, AgentMetadata
 from rawp_adapters._errors import RawpError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES
 from rawp_adapters._registry import create_adapter
@@ -69,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             backend=args.backend,
         )
     return serve_command(
-        adapter, workspace=workspace, max_line_bytes=args.max_line_bytes, backend=args.backend
+        adapter,
+        workspace=workspace,
+        max_line_bytes=args.max_line_bytes,
+        host_tool_timeout_ms=args.host_tool_timeout_ms,
+        backend=args.backend,
     )
 
 
@@ -266,6 +270,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_LINE_BYTES,
         metavar="N",
         help=f"longest control line accepted (default: {DEFAULT_MAX_LINE_BYTES})",
+    )
+    serve.add_argument(
+        "--host-tool-timeout-ms",
+        type=_positive_int,
+        default=HOST_TOOL_TIMEOUT_MS,
+        metavar="N",
+        help="how long the Master may take to answer a call of one of its tools before "
+        "the agent is told it failed (default: %(default)s)",
     )
     return parser
 

@@ -19,6 +19,7 @@ import anyio
 
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._registry import InstalledAdapter, installed_adapters
+from rawp_adapters._session import SessionOptions
 from rawp_adapters.cli._serve import serve_stdio
 from rawp_adapters.cli._threads import daemon_worker
 from rawp_adapters.host import Policy
@@ -149,7 +150,12 @@ def run_command(
 
 
 def serve_command(
-    adapter: Adapter, *, workspace: Path, max_line_bytes: int, backend: Backend
+    adapter: Adapter,
+    *,
+    workspace: Path,
+    max_line_bytes: int,
+    host_tool_timeout_ms: int,
+    backend: Backend,
 ) -> int:
     frames_fd = _take_stdout()
     serve = partial(
@@ -159,6 +165,7 @@ def serve_command(
         stdin_fd=sys.stdin.fileno(),
         stdout_fd=frames_fd,
         max_line_bytes=max_line_bytes,
+        options=SessionOptions(host_tool_timeout_ms=host_tool_timeout_ms),
     )
     return anyio.run(serve, backend=backend)
 

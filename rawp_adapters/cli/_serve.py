@@ -15,7 +15,7 @@ import anyio
 
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._logging import get_logger
-from rawp_adapters._session import Session, open_session
+from rawp_adapters._session import Session, SessionOptions, open_session
 from rawp_adapters.cli._threads import FdReceiveStream, daemon_worker, fd_send_stream
 from rawp_adapters.host import serve_stream
 
@@ -25,7 +25,13 @@ _log = get_logger("rawp_adapters.cli.serve")
 
 
 async def serve_stdio(
-    adapter: Adapter, *, workspace: Path, stdin_fd: int, stdout_fd: int, max_line_bytes: int
+    adapter: Adapter,
+    *,
+    workspace: Path,
+    stdin_fd: int,
+    stdout_fd: int,
+    max_line_bytes: int,
+    options: SessionOptions | None = None,
 ) -> int:
     """Bridge one session between the two file descriptors. Returns the exit code:
     0 once ``session.closed`` is written, 1 if stdout broke first, 128+N when signal N
@@ -37,7 +43,7 @@ async def serve_stdio(
         async with (
             daemon_worker("rawp-stdin") as reader,
             daemon_worker("rawp-stdout") as writer,
-            open_session(adapter, workspace=workspace) as session,
+            open_session(adapter, workspace=workspace, options=options) as session,
             anyio.create_task_group() as tg,
         ):
             tg.start_soon(_close_on_signal, session, signals, stopped_by)

@@ -32,6 +32,31 @@ def only(name: PeerName) -> list[Any]:
     return [PEERS[PEER_NAMES.index(name)]]
 
 
+def peer_settings(
+    name: PeerName,
+    llm: ScriptedOpenAI,
+    home: Path,
+    agent_settings: dict[str, Any] | None = None,
+    *,
+    peer: dict[str, Any] | None = None,
+    **settings: Any,
+) -> tuple[dict[str, Any], Path]:
+    """The process adapter's settings for an isolated ``name`` (with ``agent_settings``
+    in its own settings file and ``peer`` passed on to ``make_peer``) against ``llm``,
+    and its workspace."""
+    agent = make_peer(
+        name, llm_base_url=llm.base_url, home=home, settings=agent_settings, **(peer or {})
+    )
+    return {
+        "command": agent.argv,
+        "agent_name": name,
+        "env_policy": "allowlist",
+        "env_allowlist": [],
+        "env": agent.env,
+        **settings,
+    }, agent.cwd
+
+
 def peer_adapter(
     name: PeerName,
     llm: ScriptedOpenAI,
@@ -41,20 +66,8 @@ def peer_adapter(
     peer: dict[str, Any] | None = None,
     **settings: Any,
 ) -> tuple[ProcessAdapter, Path]:
-    """The adapter running an isolated ``name`` (with ``agent_settings`` in its own
-    settings file and ``peer`` passed on to ``make_peer``) against ``llm``, and its
-    workspace."""
-    agent = make_peer(
-        name, llm_base_url=llm.base_url, home=home, settings=agent_settings, **(peer or {})
+    """The adapter of :func:`peer_settings`, and its workspace."""
+    adapter_settings, workspace = peer_settings(
+        name, llm, home, agent_settings, peer=peer, **settings
     )
-    adapter = ProcessAdapter.from_settings(
-        {
-            "command": agent.argv,
-            "agent_name": name,
-            "env_policy": "allowlist",
-            "env_allowlist": [],
-            "env": agent.env,
-            **settings,
-        }
-    )
-    return adapter, agent.cwd
+    return ProcessAdapter.from_settings(adapter_settings), workspace

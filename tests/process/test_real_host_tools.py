@@ -7,13 +7,15 @@ scripted model calls only what omp offers it (``ScriptedOpenAI.violations``)."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rawp_adapters import SessionOptions
+from rawp_adapters import ControlFrames, SessionOptions
 from rawp_adapters.frames import (
     InteractionRequestFrame,
     SessionCapabilitiesFrame,
@@ -24,7 +26,8 @@ from rawp_adapters.frames import (
     ToolInvokeStreamFrame,
 )
 from rawp_adapters.testing import SessionDriver, deny_all, drive
-from tests.process.real_peers import TIMEOUT, only, peer_adapter
+from tests.cli.conftest import serve
+from tests.process.real_peers import TIMEOUT, only, peer_adapter, peer_settings
 from tests.support.llm_openai import (
     CALL_TOOL,
     DEFAULT_TEXT,
@@ -141,6 +144,41 @@ async def test_a_host_call_left_unanswered_fails_at_its_deadline_and_omp_goes_on
     assert "did not answer within 300 ms" in turn.text, "the agent was told"
     assert late.payload.error_code == "UNKNOWN_INVOCATION"
     assert after.text == DEFAULT_TEXT
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_a_master_on_the_stdio_bridge_sets_the_host_call_deadline(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    settings, workspace = peer_settings(name, llm, tmp_path)
+    args = [
+        *("--adapter", "process", "--settings-json", json.dumps(settings)),
+        *("--workspace", str(workspace), "--host-tool-timeout-ms", "400"),
+    ]
+    err = tmp_path / "stderr"
+    async with serve(*args, env=dict(os.environ), cwd=workspace, stderr=err) as bridge:
+        await bridge.next_frame()
+        control = ControlFrames(bridge.session_id)
+        for frame in (control.publish_tools([ECHO]), control.prompt(call_echo("anyone?"))):
+            await bridge.write(frame.model_dump_json().encode() + b"\n")
+        request = await bridge.until("tool.invoke.request", executor="master")
+        result = await bridge.until("tool.invoke.result")
+        end = await bridge.until("session.turn.end")
+        await bridge.close_stdin()
+        await bridge.rest()
+        assert await bridge.exit_code() == 0
+
+    assert request["payload"]["timeout_ms"] == 400
+    assert result["payload"]["invocation_id"] == request["payload"]["invocation_id"]
+    assert result["payload"]["resolution"] == "deadline"
+    assert "did not answer within 400 ms" in result["payload"]["output"]
+    waited = at(result) - at(request)
+    assert 0.39 <= waited.total_seconds() < 10, "it ended at the deadline the Master set"
+    assert end["payload"]["stop_reason"] == "end_turn"
+
+
+def at(frame: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(frame["timestamp"].replace("Z", "+00:00"))
 
 
 @pytest.mark.parametrize("name", only("omp"))
