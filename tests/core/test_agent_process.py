@@ -138,6 +138,14 @@ STUBBORN = (
 )
 
 
+async def first_line(process: AgentProcess) -> bytes:
+    """The agent's first stdout line: a pipe may hand it over in pieces."""
+    line = b""
+    while not line.endswith(b"\n"):
+        line += await process.stdout.receive()
+    return line
+
+
 @pytest.mark.anyio
 async def test_a_stubborn_agent_is_killed_after_both_graces_and_its_end_reported(
     tmp_path: Path,
@@ -157,7 +165,7 @@ async def test_a_stubborn_agent_is_killed_after_both_graces_and_its_end_reported
         async with anyio.create_task_group() as tg:
             tg.start_soon(process.drain_stderr)
             with anyio.fail_after(10):
-                assert await process.stdout.receive() == b"ready\n"
+                assert await first_line(process) == b"ready\n"
             await process.write(b"hello\n")
             status = await process.terminate(stdin_grace=0.05, sigterm_grace=0.1)
         assert status is not None
