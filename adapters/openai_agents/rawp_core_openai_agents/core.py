@@ -1,0 +1,373 @@
+"""The OpenAI Agents SDK core (``openai-agents``).
+
+An ``Agent`` with the Master's settings (instructions, model, tools) runs each prompt
+streamed (``Runner.run_streamed``) through ``OpenAIChatCompletionsModel`` on an
+``AsyncOpenAI`` client (``base_url`` for any OpenAI-compatible server). The SDK runs
+only on asyncio, so it runs on an asyncio loop of its own (:class:`Island`) whatever
+the host's loop is; its events are translated there and handed over without blocking.
+
+A tool that needs approval pauses the run with interruptions: each is one PERMISSION
+question (asked together, answered in any order); allow → ``state.approve``, anything
+else → ``state.reject`` with the reason the model is told, and the run resumes from its
+state. A deny that stops the turn (abort, close) ends it cancelled instead. ``cancel``
+is the SDK's own ``cancel()``. Tracing is off unless ``tracing=True``. The SDK is
+imported only when the core starts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from importlib.metadata import version as installed_version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.lowlevel import EventLoopToken, current_token
+from rawp_adapter_sdk import (
+    Allow,
+    CoreEnvironment,
+    CoreError,
+    CoreFeatures,
+    Deny,
+    PermissionCallback,
+    PermissionDecision,
+    PermissionRequest,
+)
+from rawp_adapter_sdk.events import CoreEvent, Stopped, ToolFinished
+
+from rawp_adapters import HostToolCall, HostToolOutcome, ModelState, OperationRejected
+from rawp_adapters.frames import AgentErrorCode, HostTool, ModelInfo
+from rawp_core_openai_agents._island import Island, Outbox, on_host
+from rawp_core_openai_agents._stream import TurnTranslator, field_of, parse_arguments
+
+if TYPE_CHECKING:
+    from agents import Agent, FunctionTool, RunConfig, RunResultStreaming, RunState
+    from agents.items import ToolApprovalItem
+    from openai import AsyncOpenAI
+
+SDK = "openai-agents"
+INSTALL_HINT = (
+    "the openai-agents core needs openai-agents==0.24.0: pip install rawp-core-openai-agents"
+)
+DEFAULT_MODEL = "gpt-4.1"
+DEFAULT_TOOLS = ("read_file", "write_file")
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    """How one streamed run of the SDK ended."""
+
+    result: RunResultStreaming | None = None
+    error: Exception | None = None
+
+
+_Item = list[CoreEvent] | _End
+
+
+class OpenAIAgentsCore:
+    """Options (all optional): ``model``, ``models`` (more ids ``set_model`` takes),
+    ``base_url`` and ``api_key`` of the OpenAI-compatible API (``OPENAI_API_KEY`` by
+    default), ``instructions``, ``tools`` (of ``read_file``, ``write_file``),
+    ``gate_all_tools`` (every tool needs approval, not only ``write_file``),
+    ``max_turns``, ``max_retries`` (of the HTTP client), ``tracing`` (export traces)."""
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        models: Sequence[str] = (),
+        base_url: str | None = None,
+        api_key: str | None = None,
+        instructions: str | None = None,
+        tools: Sequence[str] = DEFAULT_TOOLS,
+        gate_all_tools: bool = False,
+        max_turns: int = 20,
+        max_retries: int = 2,
+        tracing: bool = False,
+    ) -> None:
+        unknown = sorted(set(tools) - set(DEFAULT_TOOLS))
+        if unknown:
+            raise ValueError(f"unknown tools {unknown} (the core has {list(DEFAULT_TOOLS)})")
+        if not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns must be a positive integer: {max_turns!r}")
+        self.model = model
+        self.models = [model, *(m for m in models if m != model)]
+        self.base_url = base_url
+        self.api_key = api_key
+        self.instructions = instructions
+        self.tool_names = list(tools)
+        self.gate_all_tools = gate_all_tools
+        self.max_turns = max_turns
+        self.max_retries = max_retries
+        self.tracing = tracing
+        self._version: str | None = None
+        self._env: CoreEnvironment | None = None
+        self._island: Island | None = None
+        self._client: AsyncOpenAI | None = None
+        self._own_tools: list[FunctionTool] = []
+        self._host_tools: list[FunctionTool] = []
+        self._history: list[Any] = []
+        self._token: EventLoopToken | None = None
+        self._failed: set[str] = set()
+        self._cancelled = False
+        self._running: RunResultStreaming | None = None
+
+    @property
+    def name(self) -> str:
+        return SDK
+
+    @property
+    def version(self) -> str | None:
+        return self._version
+
+    @property
+    def features(self) -> CoreFeatures:
+        return CoreFeatures(
+            thinking=True,
+            tool_events=True,
+            permission_requests=True,
+            abort=True,
+            host_tools=True,
+            model_change=True,
+            model_list=True,
+        )
+
+    @property
+    def model_state(self) -> ModelState:
+        return ModelState(model=self.model)
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, env: CoreEnvironment) -> None:
+        try:
+            from openai import AsyncOpenAI
+
+            from rawp_core_openai_agents._tools import workspace_tools
+        except ImportError as exc:
+            raise CoreError(INSTALL_HINT, code=AgentErrorCode.SPAWN_FAILED, fatal=True) from exc
+        api_key = self.api_key or os.environ.get("OPENAI_API_KEY")
+        if not api_key:
+            raise CoreError(
+                "the openai-agents core needs an API key: set OPENAI_API_KEY or api_key",
+                code=AgentErrorCode.SPAWN_FAILED,
+                fatal=True,
+            )
+        self._version = installed_version(SDK)
+        self._env = env
+        self._client = AsyncOpenAI(
+            base_url=self.base_url, api_key=api_key, max_retries=self.max_retries
+        )
+        self._own_tools = workspace_tools(
+            Path(env.workspace), self.tool_names, gate_all=self.gate_all_tools, failed=self._fail
+        )
+        self._island = Island(f"rawp-openai-agents-{env.session_id}")
+        self._island.start()
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        from rawp_core_openai_agents._tools import host_tools
+
+        self._host_tools = host_tools(tools, self._call_host, self._fail)
+
+    async def set_model(self, model: str | None, thinking_level: str | None) -> ModelState:
+        if model is not None:
+            if model not in self.models:
+                raise OperationRejected(
+                    f"unknown model {model!r} (this core has {', '.join(self.models)})"
+                )
+            self.model = model
+        return self.model_state
+
+    async def list_models(self) -> list[ModelInfo]:
+        return [ModelInfo(id=m) for m in self.models]
+
+    async def cancel(self) -> None:
+        self._cancelled = True
+        if self._island is not None:
+            self._island.call_soon(self._cancel_running)
+
+    async def close(self) -> None:
+        self._cancelled = True
+        island, client = self._island, self._client
+        self._island = self._client = None
+        if island is None:
+            return
+        with anyio.CancelScope(shield=True):
+            island.call_soon(self._cancel_running)
+            if client is not None:
+                await island.call(client.close)
+            await island.stop()
+
+    # ------------------------------------------------------------ a prompt
+
+    async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
+        assert self._island is not None, "run() before start()"
+        self._cancelled = False
+        self._token = current_token()
+        self._failed = set()
+        translator = TurnTranslator(
+            host_tools={t.name for t in self._host_tools}, failed_calls=self._failed
+        )
+        agent = self._agent()
+        run_input: list[Any] | RunState[Any] = [
+            *self._history,
+            {"role": "user", "content": prompt},
+        ]
+        while True:
+            end = _End()
+            async for item in self._stream(agent, run_input, translator):
+                if isinstance(item, _End):
+                    end = item
+                else:
+                    for event in item:
+                        yield event
+            if self._cancelled:
+                yield Stopped("cancelled")
+                return
+            if end.error is not None:
+                raise CoreError(f"the model call failed: {end.error}") from end.error
+            result = end.result
+            assert result is not None
+            if not result.interruptions:
+                self._history = result.to_input_list()
+                yield Stopped("end_turn")
+                return
+            items = list(result.interruptions)
+            decisions = await _ask_all(items, permission)
+            for pending, decision in zip(items, decisions, strict=True):
+                if isinstance(decision, Deny):
+                    self._failed.add(_call_id(pending))
+            stops = any(isinstance(d, Deny) and d.stops_turn for d in decisions)
+            if stops or self._cancelled:
+                for pending, decision in zip(items, decisions, strict=True):
+                    message = decision.message if isinstance(decision, Deny) else "not run"
+                    yield ToolFinished(_call_id(pending), output=message, is_error=True)
+                yield Stopped("cancelled")
+                return
+            run_input = await self._island.call(partial(_resume, result, items, decisions))
+
+    async def _stream(
+        self, agent: Agent[Any], run_input: list[Any] | RunState[Any], translator: TurnTranslator
+    ) -> AsyncIterator[_Item]:
+        """What one streamed run of the SDK gives, ending with its :class:`_End`."""
+        assert self._island is not None
+        assert self._token is not None
+        send, receive = anyio.create_memory_object_stream[_Item](math.inf)
+        future = self._island.submit(
+            self._drive(agent, run_input, translator, Outbox(self._token, send))
+        )
+        try:
+            with receive, send:
+                async for item in receive:
+                    yield item
+                    if isinstance(item, _End):
+                        return
+        finally:
+            future.cancel()
+
+    async def _drive(
+        self,
+        agent: Agent[Any],
+        run_input: list[Any] | RunState[Any],
+        translator: TurnTranslator,
+        outbox: Outbox[_Item],
+    ) -> None:
+        """On the island: run the SDK streamed, sending the translated events."""
+        from agents import Runner
+
+        try:
+            result = Runner.run_streamed(
+                agent, run_input, max_turns=self.max_turns, run_config=self._run_config()
+            )
+            self._running = result
+            if self._cancelled:
+                result.cancel()
+            async for event in result.stream_events():
+                events = translator.translate(event)
+                if events:
+                    outbox.put(events)
+            outbox.put(translator.close_block())
+            outbox.put(_End(result=result))
+        except Exception as exc:
+            outbox.put(translator.close_block())
+            outbox.put(_End(error=exc))
+        finally:
+            self._running = None
+
+    def _agent(self) -> Agent[Any]:
+        from agents import Agent, OpenAIChatCompletionsModel
+
+        assert self._client is not None
+        host_names = {t.name for t in self._host_tools}
+        own = [t for t in self._own_tools if t.name not in host_names]
+        return Agent(
+            name="rawp",
+            instructions=self.instructions,
+            model=OpenAIChatCompletionsModel(model=self.model, openai_client=self._client),
+            tools=[*own, *self._host_tools],
+        )
+
+    def _run_config(self) -> RunConfig:
+        from agents import RunConfig
+
+        return RunConfig(tracing_disabled=not self.tracing)
+
+    def _cancel_running(self) -> None:
+        if self._running is not None:
+            self._running.cancel()
+
+    def _fail(self, call_id: str) -> None:
+        self._failed.add(call_id)
+
+    async def _call_host(self, call: HostToolCall) -> HostToolOutcome:
+        """On the island: the Master runs one of its tools (the host's loop asks it)."""
+        env, token = self._env, self._token
+        assert env is not None
+        assert token is not None
+        return await on_host(token, lambda: env.call_host_tool(call, None))
+
+
+def _call_id(item: ToolApprovalItem) -> str:
+    call_id = field_of(item.raw_item, "call_id")
+    return call_id if isinstance(call_id, str) else ""
+
+
+async def _ask_all(
+    items: Sequence[ToolApprovalItem], permission: PermissionCallback
+) -> list[PermissionDecision]:
+    """One PERMISSION question per interruption, all asked at once."""
+    decisions: list[PermissionDecision] = [Deny("not answered", "failed")] * len(items)
+
+    async def ask(i: int, item: ToolApprovalItem) -> None:
+        tool_name = item.tool_name or str(field_of(item.raw_item, "name"))
+        decisions[i] = await permission(
+            PermissionRequest(
+                tool_name=tool_name,
+                tool_input=parse_arguments(field_of(item.raw_item, "arguments")),
+                tool_call_id=_call_id(item),
+                title=f"Run {tool_name}?",
+            )
+        )
+
+    async with anyio.create_task_group() as tg:
+        for i, item in enumerate(items):
+            tg.start_soon(ask, i, item)
+    return decisions
+
+
+async def _resume(
+    result: RunResultStreaming,
+    items: Sequence[ToolApprovalItem],
+    decisions: Sequence[PermissionDecision],
+) -> RunState[Any]:
+    """On the island: the run's state with each interruption approved or rejected."""
+    state = result.to_state()
+    for item, decision in zip(items, decisions, strict=True):
+        if isinstance(decision, Allow):
+            state.approve(item)
+        else:
+            state.reject(item, rejection_message=decision.message)
+    return state
