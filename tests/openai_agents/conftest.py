@@ -19,11 +19,14 @@ def llm() -> Iterator[ScriptedOpenAI]:
     assert server.violations == []
 
 
-def core(llm: ScriptedOpenAI, **options: Any) -> SdkAdapter:
+def core(
+    llm: ScriptedOpenAI, *, permission_timeout_ms: int | None = None, **options: Any
+) -> SdkAdapter:
     """The sdk adapter with the openai-agents core on ``llm`` (no HTTP retries)."""
     return SdkAdapter.from_settings(
         {
             "core": "openai-agents",
+            "permission_timeout_ms": permission_timeout_ms,
             "core_options": {
                 "base_url": llm.base_url,
                 "api_key": "scripted",
