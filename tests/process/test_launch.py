@@ -86,12 +86,12 @@ def test_the_default_command_is_xcsh_in_rpc_mode_with_the_permission_extension()
 @pytest.mark.parametrize(
     ("settings", "approval_args"),
     [
-        ({"approval": "omp-builtin"}, ["--approval-mode", "write"]),
+        ({"approval": "omp-builtin"}, ["--approval-mode", "always-ask"]),
         ({"approval": "omp-builtin", "permission_tools": ["*"]}, ["--approval-mode", "always-ask"]),
         ({"approval": "none"}, []),
         ({"permission_tools": []}, []),
     ],
-    ids=["omp-write", "omp-all", "none", "no-tools"],
+    ids=["omp-listed", "omp-all", "none", "no-tools"],
 )
 def test_the_approval_source_decides_the_approval_arguments(
     settings: dict[str, object], approval_args: list[str]

@@ -44,6 +44,8 @@ from tests.support.llm_openai import (
     DEFAULT_TEXT,
     FAIL_FIRST,
     SUMMARY_TEXT,
+    WRITE_FILE,
+    WRITE_FILE_DEFAULT_CONTENT,
     ScriptedOpenAI,
 )
 from tests.support.peers import (
@@ -219,6 +221,27 @@ async def test_omps_builtin_approval_mode_asks_for_permission(
     assert (workspace / "approved.txt").read_text() == "approved\n"
     assert denied.of_type(ToolInvokeResultFrame)[0].payload.is_error
     assert not (workspace / "refused.txt").exists()
+
+
+@pytest.mark.parametrize("name", only("omp"))
+async def test_omps_builtin_approval_asks_before_a_write_and_not_for_a_tool_left_off_the_list(
+    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = peer_adapter(name, llm, tmp_path, approval="omp-builtin")
+    async with drive(adapter, workspace=workspace, policy=deny_all, timeout=TIMEOUT) as d:
+        refused = await d.prompt(f"{WRITE_FILE} refused.txt")
+    bash_only, other = peer_adapter(
+        name, llm, tmp_path / "bash-only", approval="omp-builtin", permission_tools=["bash"]
+    )
+    async with drive(bash_only, workspace=other, policy=deny_all, timeout=TIMEOUT) as d:
+        unasked = await d.prompt(f"{WRITE_FILE} unasked.txt")
+
+    (request,) = refused.of_type(InteractionRequestFrame)
+    assert request.payload.context.tool_name == "write"
+    assert refused.of_type(ToolInvokeResultFrame)[0].payload.is_error
+    assert not (workspace / "refused.txt").exists()
+    assert not unasked.of_type(InteractionRequestFrame)
+    assert (other / "unasked.txt").read_text() == WRITE_FILE_DEFAULT_CONTENT
 
 
 @pytest.mark.parametrize("name", PEERS)

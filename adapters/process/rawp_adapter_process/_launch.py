@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rawp_adapter_process._settings import (
-    ALL_TOOLS,
     PROMPT_PLACEHOLDER,
     SESSION_ID_PLACEHOLDER,
     ProcessSettings,
@@ -53,9 +52,9 @@ def rpc_argv(settings: ProcessSettings) -> list[str]:
         if settings.approval == "extension":
             approval = ["-e", str(EXTENSION_PATH)]
         else:
-            # omp gates either every tool or those that write/execute.
-            mode = "always-ask" if ALL_TOOLS in settings.permission_tools else "write"
-            approval = ["--approval-mode", mode]
+            # omp's "write" mode lets write-tier tools (write, edit) run unasked: ask for
+            # both tiers; the tools of them that permission_tools leaves out pass unasked.
+            approval = ["--approval-mode", "always-ask"]
     return [*settings.command, *_model_args(settings), *approval, *settings.extra_args]
 
 

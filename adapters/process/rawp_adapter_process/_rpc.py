@@ -89,9 +89,10 @@ _VERSION_GRACE = 2.0
 ready (it runs while the agent starts); then the version is reported as unknown."""
 _CONTROL = (Response, UiRequest, Ready, HostToolCallRequest, HostToolCancel)
 _CONTROL_TYPES = frozenset(_CONTROL)
-_HOST_GATE_PASSED = InteractionOutcome("allow", "answered")
-"""The agent's own gate passes host tool calls, a ``write`` to ``xd://<host tool>``
-included: the runtime asks the Master for them under the host tool's name."""
+_GATE_PASSED = InteractionOutcome("allow", "answered")
+"""How the agent's own gate is passed for a call the Master is not asked about here: a
+host tool's (a ``write`` to ``xd://<host tool>`` included: the runtime asks the Master
+under the host tool's name), or a tool ``permission_tools`` leaves ungated."""
 
 
 class _TurnState:
@@ -369,14 +370,8 @@ class RpcAgent:
         )
         if dialog is None:
             return
-        context = dialog.context
-        if (
-            dialog.interaction_type == "PERMISSION"
-            and context is not None
-            and context.tool_name is not None
-            and self._translator.host_tool_of(context.tool_name, context.tool_input) is not None
-        ):
-            await self._answer(_OpenDialog(dialog), dialog.response(_HOST_GATE_PASSED))
+        if self._passes_unasked(dialog):
+            await self._answer(_OpenDialog(dialog), dialog.response(_GATE_PASSED))
             return
         if len(self._dialogs) >= MAX_OPEN_DIALOGS:
             await self._refuse(dialog)
@@ -385,6 +380,20 @@ class RpcAgent:
         self._dialogs[dialog.request_id] = opened
         turn_id = self._translator.turn_id
         self._background(lambda: self._run_dialog(opened, turn_id), "dialog")
+
+    def _passes_unasked(self, dialog: Dialog) -> bool:
+        """A permission the Master is not asked: a host tool's (the runtime asks under
+        its own name), or one for a tool ``permission_tools`` does not name (omp's own
+        approval asks about every tool of a tier, more than the list)."""
+        context = dialog.context
+        if dialog.interaction_type != "PERMISSION" or context is None:
+            return False
+        name = context.tool_name
+        if name is None:
+            return False
+        if self._translator.host_tool_of(name, context.tool_input) is not None:
+            return True
+        return not self.host_tools.gated(name)
 
     async def _run_dialog(self, opened: _OpenDialog, turn_id: str | None) -> None:
         dialog = opened.dialog
