@@ -153,8 +153,8 @@ async def test_two_parallel_writes_answered_in_reverse_order_each_get_their_answ
             await d.send(d.control.deny(first.payload.interaction_id))
             turn = await d.wait_turn(start.payload.turn_id)
         assert llm.violations == []
-    allowed = second.payload.context.tool_input["path"]
-    assert files(tmp_path) == [allowed]
+    assert second.payload.context.tool_input is not None
+    assert files(tmp_path) == [second.payload.context.tool_input["path"]]
     results = {
         r.payload.invocation_id: r.payload.is_error for r in turn.of_type(ToolInvokeResultFrame)
     }
