@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -73,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def worker_command(args: argparse.Namespace) -> int:
     try:
-        from rawp_adapters.remote import CREDENTIAL_PREFIX, Credentials, Worker, WorkerSettings
+        from rawp_adapters.remote import Credentials, Worker, WorkerSettings
     except ImportError:
         sys.stderr.write("rawp-adapters: worker needs pip install 'rawp-adapters[nats]'\n")
         return 2
@@ -81,6 +82,13 @@ def worker_command(args: argparse.Namespace) -> int:
         limits = _limits(args.adapter_limit)
     except ValueError as exc:
         sys.stderr.write(f"rawp-adapters: {exc}\n")
+        return 2
+    if urlsplit(args.nats).password is not None:
+        sys.stderr.write(
+            "rawp-adapters: the --nats URL holds a password, which every process of this "
+            "machine can read in its process list (agents' tools included): give the user "
+            "as --user and the password as NATS_PASSWORD\n"
+        )
         return 2
     credentials = Credentials(
         token=os.environ.get("NATS_TOKEN"),
@@ -92,9 +100,6 @@ def worker_command(args: argparse.Namespace) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
     )
-    # Out once read: no process started here inherits them, whichever adapter starts it.
-    for name in [name for name in os.environ if name.startswith(CREDENTIAL_PREFIX)]:
-        del os.environ[name]
     worker = Worker(
         WorkerSettings(
             url=args.nats,
@@ -108,6 +113,12 @@ def worker_command(args: argparse.Namespace) -> int:
             drain_grace=args.drain_grace,
         )
     )
+
+    # Out once read: no process started here inherits them (an in-process core's CLI
+    # takes this environment whole), whichever adapter starts it.
+    withheld = worker.agents_environment
+    for name in [name for name, value in os.environ.items() if withheld.withholds(name, value)]:
+        del os.environ[name]
 
     async def run() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

@@ -48,12 +48,16 @@ class HostEnvironment:
     """The ``env_policy`` of settings that name none."""
     withheld_prefixes: tuple[str, ...] = ()
     withheld_values: frozenset[str] = frozenset()
-    """Variables whose name starts with one of ``withheld_prefixes`` or whose value is one
-    of these never pass from the host, whatever the policy (the host's credentials);
+    """Variables whose name starts with one of ``withheld_prefixes`` or whose value holds
+    one of these never pass from the host, whatever the policy (the host's credentials);
     ``env`` still passes what it names."""
 
     def withholds(self, name: str, value: str) -> bool:
-        return name.startswith(self.withheld_prefixes) or value in self.withheld_values
+        """``name`` is a credential's, or ``value`` holds one (a URL with the password
+        in it, say)."""
+        return name.startswith(self.withheld_prefixes) or any(
+            secret in value for secret in self.withheld_values
+        )
 
 
 _ANY_HOST = HostEnvironment()

@@ -4,6 +4,8 @@ kept apart by their prefix and by the server's accounts."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -109,6 +111,7 @@ async def test_no_agent_of_a_worker_sees_its_credentials_and_only_an_allowlist_b
         "NATS_PASSWORD": SECRET,
         "NATS_URL": f"nats://acme:{SECRET}@127.0.0.1:4222",
         "FAKE_COPY_OF_PASSWORD": SECRET,
+        "FAKE_BROKER_URL": f"nats://acme:{SECRET}@broker:4222",
         "FAKE_DEPLOY_KEY": OTHER_SECRET,
     }
     in_process = AgentMetadata(
@@ -139,6 +142,21 @@ async def test_no_agent_of_a_worker_sees_its_credentials_and_only_an_allowlist_b
     core_names = [line.partition("=")[0] for line in core_env.splitlines()]
     assert "PATH" in core_names
     assert not [name for name in core_names if name.startswith("NATS_")]
+    assert SECRET not in core_env
+
+
+def test_a_worker_refuses_a_password_on_its_command_line_where_every_process_can_read_it() -> None:
+    url = f"nats://acme:{SECRET}@127.0.0.1:9"
+    done = subprocess.run(
+        [sys.executable, "-m", "rawp_adapters.cli", "worker", "--nats", url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "NATS_PASSWORD" in done.stderr
+    assert SECRET not in done.stderr
 
 
 def test_a_refused_password_is_what_the_connection_error_names_even_if_a_reset_came_last() -> None:
