@@ -653,8 +653,10 @@ class SessionProtocol:
                 message="the agent ended the turn with an error and gave no detail",
             )
         usage = turn.total_usage(result)
-        if usage is not None:
-            self._number(SessionUsage(turn_id=turn_id, **usage.model_dump(exclude_none=True)), None)
+        # Exactly one per turn: with no counts where the agent reported none (a cancelled
+        # turn, an agent that never tells).
+        counts = usage.model_dump(exclude_none=True) if usage is not None else {}
+        self._number(SessionUsage(turn_id=turn_id, **counts), None)
         if error is not None:
             self._put(error)
         self._put(TurnEnd(turn_id=turn_id, stop_reason=stop, usage=usage))

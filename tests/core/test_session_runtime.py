@@ -568,7 +568,7 @@ async def test_a_tool_call_still_running_when_its_turn_ends_gets_an_error_result
     async with drive(FunctionAdapter(crash_mid_tool), workspace=tmp_path) as d:
         turn = await d.prompt("run tools")
     types = [f.type for f in turn.frames if f.type != "agent.state.changed"]
-    assert types[-3:] == ["tool.invoke.result", "agent.error", "session.turn.end"]
+    assert types[-4:] == ["tool.invoke.result", "session.usage", "agent.error", "session.turn.end"]
     results = turn.of_type(ToolInvokeResultFrame)
     assert [r.payload.invocation_id for r in results] == ["c1", "c2"]
     assert results[1].payload.is_error

@@ -55,6 +55,21 @@ async def test_an_aborted_turn_has_its_open_blocks_closed_with_the_text_so_far(
     assert max(f.seq for f in [*text_done, *thinking_done, *result]) < end.seq
 
 
+async def test_a_cancelled_turn_of_an_agent_that_reports_no_usage_still_gets_its_one_usage(
+    tmp_path: Path,
+) -> None:
+    adapter = FunctionAdapter(start_two_blocks_and_a_tool, abort="cancel")
+    async with drive(adapter, workspace=tmp_path) as d:
+        start = await d.start_prompt("go")
+        await d.wait_for("tool.invoke.request")
+        await d.send(d.control.abort())
+        turn = await d.wait_turn(start.payload.turn_id)
+    (usage,) = turn.of_type(SessionUsageFrame)
+    counts = usage.payload.model_dump(exclude={"turn_id"}, exclude_none=True)
+    assert (usage.payload.turn_id, counts) == (start.payload.turn_id, {})
+    assert usage.seq < turn.end.seq
+
+
 async def report_two_steps(turn: Turn, ctx: SessionContext) -> TurnResult:
     for step in ((100, 5), (120, 7)):
         await ctx.emit(
