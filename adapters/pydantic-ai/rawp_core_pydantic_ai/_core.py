@@ -1,0 +1,167 @@
+"""The ``pydantic-ai`` SDK core: a pydantic-ai ``Agent`` on an OpenAI-compatible Chat
+Completions model, behind the ``sdk`` adapter.
+
+pydantic-ai is imported when the core starts, so that a missing SDK is one line naming
+what to install.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+from rawp_adapter_sdk import CoreEnvironment, CoreError, CoreFeatures, PermissionCallback
+from rawp_adapter_sdk.events import CoreEvent
+
+from rawp_adapters import ModelState, OperationRejected
+from rawp_adapters.frames import AgentErrorCode, HostTool, ModelInfo
+
+if TYPE_CHECKING:
+    from rawp_core_pydantic_ai._loop import SdkLoop
+    from rawp_core_pydantic_ai._turn import Conversation
+
+SDK_DISTRIBUTION = "pydantic-ai-slim"
+INSTALL_HINT = "the pydantic-ai core needs pydantic-ai: pip install rawp-core-pydantic-ai"
+DEFAULT_TOOLS = ("write",)
+
+
+class PydanticAiCore:
+    """Options (``core_options``): ``model`` (the model's name at the server),
+    ``base_url`` and ``api_key`` of the OpenAI-compatible server (default: the
+    ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` environment, as the SDK reads them),
+    ``models`` (those ``control.model.set`` takes; default: ``model`` only),
+    ``instructions``, ``tools`` (the core's own tools to offer; default ``["write"]``, a
+    file write inside the workspace asked about first) and ``max_retries`` (of the
+    OpenAI client, default 2)."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        models: Sequence[str] | None = None,
+        instructions: str | None = None,
+        tools: Sequence[str] = DEFAULT_TOOLS,
+        max_retries: int = 2,
+    ) -> None:
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"model must be a model name: {model!r}")
+        unknown = [name for name in tools if name not in DEFAULT_TOOLS]
+        if isinstance(tools, str) or unknown:
+            raise ValueError(f"tools must name tools of {list(DEFAULT_TOOLS)}: {tools!r}")
+        if not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"max_retries must be a non-negative integer: {max_retries!r}")
+        self._model = model
+        self._models = list(models) if models is not None else [model]
+        self._base_url = base_url
+        self._api_key = api_key
+        self._instructions = instructions
+        self._tools = list(tools)
+        self._max_retries = max_retries
+        self._loop: SdkLoop | None = None
+        self._conversation: Conversation | None = None
+        self._host_tools: list[HostTool] = []
+
+    @property
+    def name(self) -> str:
+        return "pydantic-ai"
+
+    @property
+    def version(self) -> str | None:
+        try:
+            return f"{SDK_DISTRIBUTION} {importlib.metadata.version(SDK_DISTRIBUTION)}"
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    @property
+    def features(self) -> CoreFeatures:
+        return CoreFeatures(
+            thinking=True,
+            tool_events=True,
+            permission_requests=True,
+            abort=True,
+            host_tools=True,
+            model_change=True,
+            model_list=True,
+        )
+
+    async def start(self, env: CoreEnvironment) -> None:
+        try:
+            from rawp_core_pydantic_ai._agent import ModelOptions, SdkAgent
+            from rawp_core_pydantic_ai._loop import SdkLoop
+            from rawp_core_pydantic_ai._turn import Conversation
+        except ImportError as exc:
+            raise CoreError(INSTALL_HINT, code=AgentErrorCode.SPAWN_FAILED, fatal=True) from exc
+        options = ModelOptions(
+            model=self._model,
+            base_url=self._base_url,
+            api_key=self._api_key,
+            max_retries=self._max_retries,
+            instructions=self._instructions,
+            tools=self._tools,
+        )
+        self._loop = loop = SdkLoop()
+        workspace = Path(env.workspace)
+
+        async def build() -> SdkAgent:
+            return SdkAgent(options, workspace)
+
+        sdk = await loop.call(build)
+        self._conversation = Conversation(sdk=sdk, loop=loop, env=env, model=self._model)
+        self._conversation.host_tools = self._host_tools
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        self._host_tools = list(tools)
+        if self._conversation is not None:
+            self._conversation.host_tools = self._host_tools
+
+    @property
+    def model_state(self) -> ModelState:
+        return ModelState(model=self._model)
+
+    async def set_model(self, model: str | None, thinking_level: str | None) -> ModelState:
+        if thinking_level is not None:
+            raise OperationRejected("the pydantic-ai core has no thinking levels")
+        if model is not None:
+            if model not in self._models:
+                raise OperationRejected(
+                    f"unknown model {model!r} (known: {', '.join(self._models)})"
+                )
+            self._model = model
+            if self._conversation is not None:
+                self._conversation.model = model
+        return self.model_state
+
+    async def list_models(self) -> list[ModelInfo]:
+        return [ModelInfo(id=name, provider="openai-compatible") for name in self._models]
+
+    async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
+        from rawp_core_pydantic_ai._turn import run_turn
+
+        conversation = self._conversation
+        if conversation is None:
+            raise CoreError("run() before start()")
+        conversation.cancelled = anyio.Event()
+        async for event in run_turn(conversation, prompt, permission):
+            yield event
+
+    async def cancel(self) -> None:
+        if self._conversation is not None:
+            self._conversation.cancelled.set()
+        if self._loop is not None:
+            self._loop.cancel()
+
+    async def close(self) -> None:
+        loop, conversation = self._loop, self._conversation
+        self._loop = self._conversation = None
+        if loop is None:
+            return
+        loop.cancel()
+        if conversation is not None:
+            with anyio.CancelScope(shield=True):
+                await loop.call(conversation.sdk.close)
+        await loop.stop()

@@ -1,0 +1,128 @@
+"""pydantic-ai's own asyncio event loop, in a thread of its own.
+
+pydantic-ai runs only on asyncio (it starts asyncio tasks of its own), while a session
+may run on trio. So every run of the SDK goes to this loop, and what it streams comes
+back to the caller's loop (asyncio or trio) through a memory stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, cast
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectSendStream
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+STOP_GRACE_S = 5.0
+"""How long a cancelled SDK run may take to end before the caller stops waiting."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finished(Generic[T]):
+    """The last item of :meth:`SdkLoop.stream`: the job's value, or what it raised
+    (``asyncio.CancelledError`` when it was cancelled)."""
+
+    value: T | None = None
+    error: BaseException | None = None
+
+
+Emit = Callable[[Any], None]
+"""Hands one item to the caller; called on the SDK loop."""
+
+
+def _deliver(send: MemoryObjectSendStream[Any], token: anyio.lowlevel.EventLoopToken) -> Emit:
+    def emit(item: Any) -> None:
+        gone = (anyio.RunFinishedError, anyio.ClosedResourceError, anyio.BrokenResourceError)
+        with contextlib.suppress(*gone):  # the caller is gone: nobody to tell
+            anyio.from_thread.run_sync(send.send_nowait, item, token=token)
+
+    return emit
+
+
+class SdkLoop:
+    """An asyncio loop running in a daemon thread until :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name="rawp-pydantic-ai", daemon=True)
+        self._thread.start()
+        self._current: Future[None] | None = None
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
+
+    def cancel(self) -> None:
+        """Cancel the job running now, if any (from any thread)."""
+        if self._current is not None:
+            self._current.cancel()
+
+    async def stream(self, job: Callable[[Emit], Awaitable[T]]) -> AsyncIterator[Any]:
+        """Run ``job(emit)`` on the SDK loop; yield what it emits, then its
+        :class:`Finished`. Stopped early (cancelled, closed), it cancels the job and waits
+        for it to end (at most :data:`STOP_GRACE_S`)."""
+        send, receive = anyio.create_memory_object_stream[Any](math.inf)
+        emit = _deliver(send, anyio.lowlevel.current_token())
+
+        async def wrapped() -> None:
+            try:
+                value = await job(emit)
+            except BaseException as exc:  # told to the caller, who raises it
+                emit(Finished(error=exc))
+            else:
+                emit(Finished(value=value))
+
+        future = asyncio.run_coroutine_threadsafe(wrapped(), self._loop)
+        self._current = future
+        finished = False
+        try:
+            async for item in receive:
+                finished = isinstance(item, Finished)
+                yield item
+                if finished:
+                    return
+        finally:
+            self._current = None
+            if not finished:
+                future.cancel()
+                with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_GRACE_S):
+                    async for item in receive:
+                        if isinstance(item, Finished):
+                            break
+            send.close()
+            receive.close()
+
+    async def call(self, job: Callable[[], Awaitable[T]]) -> T:
+        """``await job()`` on the SDK loop; what it returns or raises."""
+
+        async def run(emit: Emit) -> T:
+            del emit
+            return await job()
+
+        async for item in self.stream(run):
+            if isinstance(item, Finished):
+                if item.error is not None:
+                    raise item.error
+                return cast(T, item.value)
+        raise AssertionError("an SDK job ended without its result")
+
+    async def stop(self) -> None:
+        """Stop the loop and wait for its thread (even when cancelled)."""
+        with anyio.CancelScope(shield=True):
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            await anyio.to_thread.run_sync(self._thread.join)
