@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import math
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -87,7 +88,9 @@ class SdkLoop:
             else:
                 emit(Finished(value=value))
 
-        future = asyncio.run_coroutine_threadsafe(wrapped(), self._loop)
+        # In a context of its own: the caller's (trio's sniffio marker among it) would
+        # make the SDK's HTTP client take the asyncio loop for trio.
+        future = contextvars.Context().run(asyncio.run_coroutine_threadsafe, wrapped(), self._loop)
         self._current = future
         finished = False
         try:
