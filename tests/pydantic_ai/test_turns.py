@@ -122,7 +122,8 @@ async def test_aborting_a_streaming_turn_ends_it_cancelled_and_the_next_turn_run
         start = await d.start_prompt("SLOW_STREAM")
         await d.wait_for("agent.text.delta")
         await d.send(d.control.abort(start.payload.turn_id))
-        turn = await d.wait_turn(start.payload.turn_id)
+        # well before the session's abort grace (5 s), after which it would end the turn
+        turn = await d.wait_turn(start.payload.turn_id, timeout=2)
         after = await d.prompt("Say hello.")
     assert turn.stop_reason == "cancelled"
     assert after.text == DEFAULT_TEXT

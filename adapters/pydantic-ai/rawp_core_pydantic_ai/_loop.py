@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import math
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
@@ -73,7 +73,7 @@ class SdkLoop:
         if self._current is not None:
             self._current.cancel()
 
-    async def stream(self, job: Callable[[Emit], Awaitable[T]]) -> AsyncIterator[Any]:
+    async def stream(self, job: Callable[[Emit], Awaitable[T]]) -> AsyncGenerator[Any, None]:
         """Run ``job(emit)`` on the SDK loop; yield what it emits, then its
         :class:`Finished`. Stopped early (cancelled, closed), it cancels the job and waits
         for it to end (at most :data:`STOP_GRACE_S`)."""
@@ -100,7 +100,8 @@ class SdkLoop:
                 if finished:
                     return
         finally:
-            self._current = None
+            if self._current is future:
+                self._current = None
             if not finished:
                 future.cancel()
                 with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_GRACE_S):
@@ -117,11 +118,12 @@ class SdkLoop:
             del emit
             return await job()
 
-        async for item in self.stream(run):
-            if isinstance(item, Finished):
-                if item.error is not None:
-                    raise item.error
-                return cast(T, item.value)
+        async with contextlib.aclosing(self.stream(run)) as items:
+            async for item in items:
+                if isinstance(item, Finished):
+                    if item.error is not None:
+                        raise item.error
+                    return cast(T, item.value)
         raise AssertionError("an SDK job ended without its result")
 
     async def stop(self) -> None:

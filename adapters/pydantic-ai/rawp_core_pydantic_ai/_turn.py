@@ -3,6 +3,7 @@ answers to each step's deferred tool calls in between (run side by side)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -73,11 +74,12 @@ async def run_turn(
         )
         step: Step | None = None
         failure: BaseException | None = None
-        async for item in c.loop.stream(job):
-            if isinstance(item, Finished):
-                step, failure = item.value, item.error
-            else:
-                yield item
+        async with contextlib.aclosing(c.loop.stream(job)) as items:
+            async for item in items:
+                if isinstance(item, Finished):
+                    step, failure = item.value, item.error
+                else:
+                    yield item
         if step is None or c.cancelled.is_set():
             c.history = repair_messages(history)
             for event in translator.finish_open(STOPPED):
