@@ -123,7 +123,7 @@ async def test_two_parallel_writes_answered_in_reverse_order_each_get_their_own_
             start = await d.start_prompt(PARALLEL_WRITES)
             await d.wait_count(InteractionRequestFrame, 2)
             by_path = {
-                f.payload.context.tool_input["path"]: f.payload.interaction_id
+                (f.payload.context.tool_input or {})["path"]: f.payload.interaction_id
                 for f in d.of_type(InteractionRequestFrame)
             }
             await d.send(d.control.allow(by_path["second.txt"]))

@@ -1,0 +1,56 @@
+"""The pydantic-ai core through ``rawp-adapters serve --stdio``, a Master at the other
+end of the pipes: a gated write asked and allowed, a host tool called, on both loops."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rawp_adapters.testing import assert_valid_stream
+from tests.cli.conftest import serve
+from tests.pydantic_ai.sessions import ECHO, core_settings
+from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+async def test_a_master_on_the_stdio_bridge_allows_a_write_and_answers_a_host_tool(
+    llm: ScriptedOpenAI, tmp_path: Path, backend: str
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    settings = core_settings(llm)
+    args = ("--backend", backend, "--adapter", "sdk", "--settings-json", json.dumps(settings))
+    async with serve(*args, env=None, cwd=workspace, stderr=tmp_path / "err") as bridge:
+        capabilities = await bridge.next_frame()
+        assert capabilities["payload"]["agent"]["name"] == "pydantic-ai"
+        await bridge.send(
+            "control.prompt.request", {"prompt_id": "p1", "text": "WRITE_FILE a.txt hi"}, seq=1
+        )
+        asked = await bridge.until("agent.interaction.request")
+        answer = {"interaction_id": asked["payload"]["interaction_id"], "decision": "allow"}
+        await bridge.send("control.interaction.response", answer, seq=2)
+        wrote = await bridge.until("session.turn.end")
+        await bridge.send("tool.catalog.publish", {"tools": [ECHO]}, seq=3)
+        await bridge.until("tool.catalog.updated")
+        prompt = {"prompt_id": "p2", "text": 'CALL_TOOL echo {"text": "hi"}'}
+        await bridge.send("control.prompt.request", prompt, seq=4)
+        asked = await bridge.until("agent.interaction.request")
+        answer = {"interaction_id": asked["payload"]["interaction_id"], "decision": "allow"}
+        await bridge.send("control.interaction.response", answer, seq=5)
+        call = await bridge.until("tool.invoke.request", executor="master")
+        result = {"invocation_id": call["payload"]["invocation_id"], "output": "hi back"}
+        await bridge.send("control.tool.result", result, seq=6)
+        called = await bridge.until("session.turn.end")
+        await bridge.close_stdin()
+        frames = await bridge.rest()
+        assert await bridge.exit_code() == 0
+    assert wrote["payload"]["stop_reason"] == "end_turn"
+    assert called["payload"]["stop_reason"] == "end_turn"
+    assert (workspace / "a.txt").read_text(encoding="utf-8") == "hi"
+    said = "".join(f["payload"]["text"] for f in frames if f["type"] == "agent.text.delta")
+    assert f"{TOOL_SAID}hi back" in said
+    assert_valid_stream(frames)
