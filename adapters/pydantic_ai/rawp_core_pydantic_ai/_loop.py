@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectSendStream
 
@@ -42,13 +41,39 @@ Emit = Callable[[Any], None]
 """Hands one item to the caller; called on the SDK loop."""
 
 
-def _deliver(send: MemoryObjectSendStream[Any], token: anyio.lowlevel.EventLoopToken) -> Emit:
-    def emit(item: Any) -> None:
-        gone = (anyio.RunFinishedError, anyio.ClosedResourceError, anyio.BrokenResourceError)
-        with contextlib.suppress(*gone):  # the caller is gone: nobody to tell
-            anyio.from_thread.run_sync(send.send_nowait, item, token=token)
+class _Mailbox:
+    """Items from the SDK's thread to the caller's loop without the SDK waiting: the
+    first item of a batch schedules one hand-over on the caller's loop, which passes
+    on everything put until it runs."""
 
-    return emit
+    def __init__(self, send: MemoryObjectSendStream[Any]) -> None:
+        native: Any = anyio.lowlevel.current_token().native_token
+        # trio's token, or the asyncio loop: each schedules a callback from any thread
+        self._schedule: Callable[[Callable[[], None]], object] = (
+            native.run_sync_soon
+            if hasattr(native, "run_sync_soon")
+            else native.call_soon_threadsafe
+        )
+        self._send = send
+        self._lock = threading.Lock()
+        self._items: list[Any] = []
+
+    def put(self, item: Any) -> None:
+        """On the SDK's thread."""
+        with self._lock:
+            self._items.append(item)
+            if len(self._items) > 1:
+                return  # its hand-over is scheduled already
+        with contextlib.suppress(RuntimeError):  # the caller's loop is gone: nobody to tell
+            self._schedule(self._hand_over)
+
+    def _hand_over(self) -> None:
+        """On the caller's loop."""
+        with self._lock:
+            items, self._items = self._items, []
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            for item in items:
+                self._send.send_nowait(item)
 
 
 class SdkLoop:
@@ -78,7 +103,7 @@ class SdkLoop:
         :class:`Finished`. Stopped early (cancelled, closed), it cancels the job and waits
         for it to end (at most :data:`STOP_GRACE_S`)."""
         send, receive = anyio.create_memory_object_stream[Any](math.inf)
-        emit = _deliver(send, anyio.lowlevel.current_token())
+        emit = _Mailbox(send).put
 
         async def wrapped() -> None:
             try:
