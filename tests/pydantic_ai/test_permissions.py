@@ -4,6 +4,7 @@ with the reason the model is then told (it quotes its tool results)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,17 @@ async def test_two_parallel_writes_answered_in_reverse_order_each_get_their_own_
     assert f"{TOOL_SAID}Wrote 1 characters to second.txt." in turn.text
     assert f"{TOOL_SAID}The user refused permission to run write" in turn.text
     assert turn.stop_reason == "end_turn"
+
+
+async def test_a_write_allowed_with_edited_input_runs_with_the_masters_input(
+    llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    edited = json.dumps({"path": "edited.txt", "content": "the Master's"})
+    async with pydantic_ai_session(llm, tmp_path, policy=never_answer) as d:
+        start = await d.start_prompt(WRITE_PROMPT)
+        asked = await d.wait_for(InteractionRequestFrame)
+        await d.send(d.control.respond(asked.payload.interaction_id, "allow", edited))
+        turn = await d.wait_turn(start.payload.turn_id)
+    assert files(tmp_path) == ["edited.txt"]
+    assert (tmp_path / "edited.txt").read_text(encoding="utf-8") == "the Master's"
+    assert "Wrote 12 characters to edited.txt." in turn.text
