@@ -10,10 +10,10 @@ Everything runs against the scripted OpenAI-compatible server on 127.0.0.1
   the same stream (``run_stream_events``, its own events, no adapter): the ratio is what
   the adapter costs. The demo core (``delay_ms=0``) in the same run, for reference: it
   streams from memory, not from a server, so it is no baseline of the same stream.
-- permission round trip of a gated ``write`` answered at once: the whole turn through
-  the adapter (deferred approval → PERMISSION question → allow → resumed run), against
-  pydantic-ai alone doing the same pause and resume in code; p50/p99 of the difference
-  is what the bridge adds.
+- permission round trip of a gated ``write``: from the Master's allow to the write's
+  ``tool.invoke.result`` (allow → the bridge → the resumed pydantic-ai run → its
+  result event → the frame), against pydantic-ai alone from its resume to the same
+  result event; the difference (by rank) is what the adapter adds.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, Tool
-from pydantic_ai.messages import PartDeltaEvent
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+from pydantic_ai.messages import FunctionToolResultEvent, PartDeltaEvent
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from rawp_adapter_sdk import SdkAdapter
+from rawp_core_pydantic_ai._tools import builtin_toolset
 
 from benchmarks._common import percentile, print_table, ratio
 from rawp_adapters import Session, open_session
@@ -85,21 +86,19 @@ async def demo_frames(workspace: Path, turns: int) -> float:
         return frames / (time.perf_counter() - started)
 
 
-def _agent(llm: ScriptedOpenAI) -> Agent[None, str | DeferredToolRequests]:
-    def write(path: str, content: str) -> str:
-        return f"Wrote {len(content)} characters to {path}."
-
+def _agent(llm: ScriptedOpenAI, workspace: Path) -> Agent[None, str | DeferredToolRequests]:
+    """pydantic-ai alone, with the core's own ``write`` tool."""
     provider = OpenAIProvider(base_url=llm.base_url, api_key="unused")
     return Agent(
         OpenAIChatModel(DEFAULT_MODEL, provider=provider),
         output_type=[str, DeferredToolRequests],
-        tools=[Tool(write, requires_approval=True)],
+        toolsets=[builtin_toolset(workspace, ["write"])],
     )
 
 
-async def sdk_frames(llm: ScriptedOpenAI, deltas: int) -> float:
+async def sdk_frames(llm: ScriptedOpenAI, workspace: Path, deltas: int) -> float:
     """pydantic-ai alone (asyncio only): its events of the same stream per second."""
-    agent = _agent(llm)
+    agent = _agent(llm, workspace)
     await agent.run("Say hello.")
     events = 0
     started = time.perf_counter()
@@ -109,35 +108,48 @@ async def sdk_frames(llm: ScriptedOpenAI, deltas: int) -> float:
     return events / (time.perf_counter() - started)
 
 
+async def _allow_to_result(session: Session) -> float:
+    """One gated write: from the allow sent to its ``tool.invoke.result`` read."""
+    allowed = 0.0
+    await session.send(session.control.prompt(WRITE_PROMPT))
+    async for frame in session:
+        if frame.type == "agent.interaction.request":
+            assert isinstance(frame, InteractionRequestFrame)
+            allowed = time.perf_counter()
+            await session.send(session.control.allow(frame.payload.interaction_id))
+        elif frame.type == "tool.invoke.result":
+            took = time.perf_counter() - allowed
+        elif frame.type == "session.turn.end":
+            return took
+    raise AssertionError("the session ended before the turn")
+
+
 async def core_permission_turns(llm: ScriptedOpenAI, workspace: Path, turns: int) -> list[float]:
     adapter = SdkAdapter.from_settings(_settings(llm))
-    samples: list[float] = []
     async with open_session(adapter, workspace=workspace) as session:
         await _idle(session)
-        await _turn(session, WRITE_PROMPT)
-        for _ in range(turns):
-            started = time.perf_counter()
-            await _turn(session, WRITE_PROMPT)
-            samples.append(time.perf_counter() - started)
-    return samples
+        return [await _allow_to_result(session) for _ in range(turns + 1)][1:]
 
 
-async def sdk_permission_turns(llm: ScriptedOpenAI, turns: int) -> list[float]:
-    """pydantic-ai alone: run, deferred approval, approve, resume (history kept)."""
-    agent = _agent(llm)
+async def sdk_permission_turns(llm: ScriptedOpenAI, workspace: Path, turns: int) -> list[float]:
+    """pydantic-ai alone: run to the deferred approval, approve, and from the resume to
+    the tool's result event (history kept)."""
+    agent = _agent(llm, workspace)
     samples: list[float] = []
     history: list[Any] = []
     for _ in range(turns + 1):
-        started = time.perf_counter()
         paused = await agent.run(WRITE_PROMPT, message_history=history)
         assert isinstance(paused.output, DeferredToolRequests)
         approvals: dict[str, Any] = {call.tool_call_id: True for call in paused.output.approvals}
-        done = await agent.run(
+        allowed = time.perf_counter()
+        async with agent.run_stream_events(
             message_history=paused.all_messages(),
             deferred_tool_results=DeferredToolResults(approvals=approvals),
-        )
-        history = done.all_messages()
-        samples.append(time.perf_counter() - started)
+        ) as stream:
+            async for event in stream:
+                if isinstance(event, FunctionToolResultEvent):
+                    samples.append(time.perf_counter() - allowed)
+            history = stream.all_messages()
     return samples[1:]
 
 
@@ -148,8 +160,8 @@ async def main(quick: bool) -> None:
         core_rate = await core_frames(llm, workspace, deltas)
         demo_rate = await demo_frames(workspace, turns)
         core_samples = await core_permission_turns(llm, workspace, turns)
-    with ScriptedOpenAI() as llm:
-        sdk_rate, sdk_samples = await _on_asyncio(llm, deltas, turns)
+    with ScriptedOpenAI() as llm, tempfile.TemporaryDirectory() as tmp:
+        sdk_rate, sdk_samples = await _on_asyncio(llm, Path(tmp), deltas, turns)
     print_table(
         f"frames/s, one streamed answer of {deltas:,} deltas",
         ["what", "frames/s", "core ÷ it"],
@@ -166,12 +178,12 @@ async def main(quick: bool) -> None:
     added = [c - s for c, s in zip(sorted(core_samples), sorted(sdk_samples), strict=True)]
     ms = 1000.0
     print_table(
-        f"gated write allowed at once, whole turn ({turns} turns), ms",
+        f"gated write: from the allow to the tool's result ({turns} turns), ms",
         ["what", "p50", "p99"],
         [
             ["through the adapter", percentile(core_samples, 0.5) * ms,
              percentile(core_samples, 0.99) * ms],
-            ["pydantic-ai alone (its own pause/resume)", percentile(sdk_samples, 0.5) * ms,
+            ["pydantic-ai alone (its own resume)", percentile(sdk_samples, 0.5) * ms,
              percentile(sdk_samples, 0.99) * ms],
             ["added by the adapter (by rank)", percentile(added, 0.5) * ms,
              percentile(added, 0.99) * ms],
@@ -179,11 +191,14 @@ async def main(quick: bool) -> None:
     )  # fmt: skip
 
 
-async def _on_asyncio(llm: ScriptedOpenAI, deltas: int, turns: int) -> tuple[float, list[float]]:
+async def _on_asyncio(
+    llm: ScriptedOpenAI, workspace: Path, deltas: int, turns: int
+) -> tuple[float, list[float]]:
     """pydantic-ai alone runs on asyncio only: in a thread of its own under trio."""
 
     async def measure() -> tuple[float, list[float]]:
-        return await sdk_frames(llm, deltas), await sdk_permission_turns(llm, turns)
+        rate = await sdk_frames(llm, workspace, deltas)
+        return rate, await sdk_permission_turns(llm, workspace, turns)
 
     return await anyio.to_thread.run_sync(lambda: anyio.run(measure, backend="asyncio"))
 
