@@ -12,7 +12,7 @@ from rawp_adapter_sdk import CoreEnvironment, CoreError, create_core
 from rawp_core_pydantic_ai import INSTALL_HINT, PydanticAiCore
 
 from rawp_adapters import InvalidSettingsError
-from tests.pydantic_ai.sessions import pydantic_ai_session
+from tests.pydantic_ai.sessions import pydantic_ai_session, sdk_threads
 from tests.support.llm_openai import ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
@@ -57,3 +57,20 @@ async def test_pydantic_ai_instrumentation_stays_off_and_a_turn_makes_one_model_
         await d.prompt("Say hello.")
     assert Agent._instrument_default is False  # no Agent.instrument_all() anywhere
     assert [r["model"] for r in llm.requests] == ["fake-model"]
+
+
+async def test_a_core_whose_agent_fails_to_build_stops_its_sdk_thread(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import rawp_core_pydantic_ai._agent as agent_module
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("no agent")
+
+    monkeypatch.setattr(agent_module, "SdkAgent", broken)
+    before = sdk_threads()
+    core = create_core("pydantic-ai", {"model": "fake-model"})
+    env = CoreEnvironment(workspace=tmp_path, session_id="s", log=structlog.stdlib.get_logger())
+    with pytest.raises(RuntimeError, match="no agent"):
+        await core.start(env)
+    assert sdk_threads() == before

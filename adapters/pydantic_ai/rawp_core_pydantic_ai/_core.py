@@ -110,7 +110,12 @@ class PydanticAiCore:
         async def build() -> SdkAgent:
             return SdkAgent(options, workspace)
 
-        sdk = await loop.call(build)
+        try:
+            sdk = await loop.call(build)
+        except BaseException:
+            self._loop = None
+            await loop.stop()
+            raise
         self._conversation = Conversation(sdk=sdk, loop=loop, env=env, model=self._model)
         self._conversation.host_tools = self._host_tools
 
