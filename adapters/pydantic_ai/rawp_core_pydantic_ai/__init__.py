@@ -10,7 +10,8 @@ Tools that need approval end a pydantic-ai run with ``DeferredToolRequests``; ea
 becomes a PERMISSION question of the Master, and the run goes on with the
 ``DeferredToolResults`` (approved, or ``ToolDenied`` with what the model is told).
 The Master's published tools are external tools of the agent, called through the
-session. pydantic-ai runs on an asyncio loop of its own, so sessions on trio work too.
+session. pydantic-ai runs only on asyncio: a trio session runs it on an asyncio loop in
+a thread of the core's own.
 """
 
 from rawp_core_pydantic_ai._core import INSTALL_HINT, PydanticAiCore

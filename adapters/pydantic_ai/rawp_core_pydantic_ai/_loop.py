@@ -1,8 +1,10 @@
-"""pydantic-ai's own asyncio event loop, in a thread of its own.
+"""The asyncio event loop pydantic-ai runs on.
 
 pydantic-ai runs only on asyncio (it starts asyncio tasks of its own), while a session
-may run on trio. So every run of the SDK goes to this loop, and what it streams comes
-back to the caller's loop (asyncio or trio) through a memory stream.
+may run on trio. On trio, every run of the SDK goes to an asyncio loop in a thread of
+its own; on asyncio, to a task of the session's own loop (a thread would make the
+session wait for the GIL while the SDK works). Either way what the run streams comes
+back to the session's loop through a memory stream, the SDK never waiting for it.
 """
 
 from __future__ import annotations
@@ -77,12 +79,20 @@ class _Mailbox:
 
 
 class SdkLoop:
-    """An asyncio loop running in a daemon thread until :meth:`stop`."""
+    """The session's asyncio loop, or one running in a daemon thread until :meth:`stop`
+    when the session runs on another library (trio). Made on the session's loop."""
 
     def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, name="rawp-pydantic-ai", daemon=True)
-        self._thread.start()
+        native: object = anyio.lowlevel.current_token().native_token
+        self._thread: threading.Thread | None = None
+        if isinstance(native, asyncio.AbstractEventLoop):
+            self._loop = native
+        else:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=self._serve, name="rawp-pydantic-ai", daemon=True
+            )
+            self._thread.start()
         self._current: Future[None] | None = None
 
     def _serve(self) -> None:
@@ -152,7 +162,10 @@ class SdkLoop:
         raise AssertionError("an SDK job ended without its result")
 
     async def stop(self) -> None:
-        """Stop the loop and wait for its thread (even when cancelled)."""
+        """Stop the loop of its own and wait for its thread (even when cancelled)."""
+        thread = self._thread
+        if thread is None:
+            return  # the session's loop goes on
         with anyio.CancelScope(shield=True):
             self._loop.call_soon_threadsafe(self._loop.stop)
-            await anyio.to_thread.run_sync(self._thread.join)
+            await anyio.to_thread.run_sync(thread.join)
