@@ -19,6 +19,7 @@ PACKAGES = {
     "rawp_adapter_process": REPO / "adapters" / "process" / "rawp_adapter_process",
     "rawp_adapter_sdk": REPO / "adapters" / "sdk" / "rawp_adapter_sdk",
     "rawp_adapter_acp": REPO / "adapters" / "acp" / "rawp_adapter_acp",
+    "rawp_core_pydantic_ai": REPO / "adapters" / "pydantic_ai" / "rawp_core_pydantic_ai",
 }
 """Each distribution's import package and where its code is."""
 
