@@ -4,50 +4,19 @@ deadline or compaction setting of the adapter's own)."""
 
 from __future__ import annotations
 
-import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.process.real_peers import PEERS
 from tests.support.llm_openai import ScriptedOpenAI
-from tests.support.peers import REPO_ROOT, PeerName, make_peer
+from tests.support.peers import PeerName, make_peer
+from tests.support.readme_checks import readme_check, run_check
 
-SCRIPT = Path(sys.executable).parent / "rawp-adapters"
 COMPACTED_AFTER_A_SHORT_TURN = {"omp": ": nothing to compact (compacted: false)", "pi": "  ("}
 """How the compaction rule passes on each agent with its own settings: omp finds one
 short turn too small to compact, pi compacts it."""
-BOUND_S = 600
-"""Bound on one whole check run (every rule), however loaded the machine."""
-
-
-def readme_check(adapter_type: str) -> list[str]:
-    """The README's ``rawp-adapters check <adapter_type>`` command line, as printed."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    for block in re.findall(r"```sh\n(.*?)```", readme, re.DOTALL):
-        for command in block.replace("\\\n", " ").splitlines():
-            argv = shlex.split(command)
-            if argv[:3] == ["rawp-adapters", "check", adapter_type]:
-                return argv
-    raise AssertionError(f"the README shows no `rawp-adapters check {adapter_type}`")
-
-
-def run_check(argv: list[str], env: dict[str, str] | None = None) -> str:
-    """Run ``argv`` (``rawp-adapters …``) with the installed script; its output, once it
-    exited 0."""
-    done = subprocess.run(
-        [str(SCRIPT), *argv[1:]],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BOUND_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
 
 
 def test_the_readmes_check_of_the_demo_core_passes_as_printed() -> None:

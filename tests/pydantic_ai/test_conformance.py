@@ -4,10 +4,6 @@
 
 from __future__ import annotations
 
-import re
-import shlex
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,14 +14,11 @@ from rawp_adapters.testing import ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
 from tests.pydantic_ai.sessions import core_settings
 from tests.support.llm_openai import ScriptedOpenAI
-from tests.support.peers import REPO_ROOT
+from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
 
-SCRIPT = Path(sys.executable).parent / "rawp-adapters"
 TOOL_PROMPT = "WRITE_FILE kit.txt"
 HOST_TOOL_PROMPT = 'CALL_TOOL kit_echo {"message": "hi"}'
 BUSY_PROMPT = "SLOW_STREAM"
-PRINTED_URL = "http://127.0.0.1:8000/v1"
-"""The base URL the README's command line names (the scripted server's replaces it)."""
 
 
 @pytest.fixture(scope="module")
@@ -54,32 +47,14 @@ class TestPydanticAiCoreConformance(ConformanceTests):
     pass
 
 
-def readme_check() -> list[str]:
-    """The README's ``rawp-adapters check sdk --setting core=pydantic-ai`` line."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    for block in re.findall(r"```sh\n(.*?)```", readme, re.DOTALL):
-        for command in block.replace("\\\n", " ").splitlines():
-            argv = shlex.split(command)
-            if argv[:3] == ["rawp-adapters", "check", "sdk"] and "core=pydantic-ai" in argv:
-                return argv
-    raise AssertionError("the README shows no `rawp-adapters check sdk` of core=pydantic-ai")
-
-
 def test_the_readmes_check_of_the_pydantic_ai_core_passes_against_the_scripted_model(
     tmp_path: Path,
 ) -> None:
-    printed = readme_check()
+    printed = readme_check("sdk", core="pydantic-ai")
     with ScriptedOpenAI() as llm:
         argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
-        done = subprocess.run(
-            [str(SCRIPT), *argv[1:], "--workspace", str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        out = run_check([*argv, "--workspace", str(tmp_path)])
         assert llm.violations == []
-    assert done.returncode == 0, done.stdout + done.stderr
     for rule in ("permission-request: tool write", "host-tool-call", "thinking", "model-change"):
-        assert f"PASS  CAPABILITY  {rule}" in done.stdout
-    assert "FAIL" not in done.stdout
+        assert f"PASS  CAPABILITY  {rule}" in out
+    assert "FAIL" not in out
