@@ -5,6 +5,7 @@ second prompt while one runs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,22 @@ async def test_an_allowed_write_asks_first_then_writes_and_the_model_sees_the_re
     assert not result.payload.is_error
     assert f"{TOOL_SAID}Wrote 2 characters" in turn.text
     assert turn.stop_reason == "end_turn"
+
+
+async def test_a_write_allowed_with_edited_input_runs_with_the_masters_input(
+    llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    edited = json.dumps({"path": "edited.txt", "content": "the Master's"})
+    async with drive(core(llm), workspace=tmp_path, policy=never_answer) as d:
+        start = await d.start_prompt(WRITE_NOTES)
+        asked = await d.wait_for(InteractionRequestFrame)
+        await d.send(d.control.respond(asked.payload.interaction_id, "allow", edited))
+        turn = await d.wait_turn(start.payload.turn_id)
+    assert files(tmp_path) == ["edited.txt"]
+    assert (tmp_path / "edited.txt").read_text(encoding="utf-8") == "the Master's"
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert not result.payload.is_error
+    assert f"{TOOL_SAID}Wrote 12 characters to edited.txt." in turn.text
 
 
 async def test_a_denied_write_is_rejected_and_the_model_is_told(

@@ -2,9 +2,10 @@
 
 ``write_file`` always needs approval (the run pauses with an interruption the Master
 answers); ``read_file`` only when the Master gates every tool. Both stay inside the
-workspace. A Master's tool calls the Master (``permission=True``: the Master is asked
-first, through the host call). A tool never raises: a failure is its output, and its
-call id goes to ``failed`` so that the result is reported as an error.
+workspace; a call the Master allowed with edited input runs with that input (the
+SDK's approval takes none). A Master's tool calls the Master (``permission=True``: the
+Master is asked first, through the host call). A tool never raises: a failure is its
+output, and its call id goes to ``failed`` so that the result is reported as an error.
 """
 
 from __future__ import annotations
@@ -94,11 +95,20 @@ def _parse(input_json: str) -> dict[str, Any] | str:
 
 
 def workspace_tools(
-    workspace: Path, names: Sequence[str], *, gate_all: bool, failed: Failed
+    workspace: Path,
+    names: Sequence[str],
+    *,
+    gate_all: bool,
+    failed: Failed,
+    edited: dict[str, dict[str, Any]],
 ) -> list[FunctionTool]:
+    """``edited``: the Master's input by call id, for calls it allowed with edits (each
+    taken once, when the call runs)."""
+
     def make(name: str) -> FunctionTool:
         async def invoke(ctx: ToolContext[Any], input_json: str) -> str:
-            args = _parse(input_json)
+            edit = edited.pop(ctx.tool_call_id, None)
+            args = edit if edit is not None else _parse(input_json)
             try:
                 output, ok = (
                     await _RUN[name](workspace, args)

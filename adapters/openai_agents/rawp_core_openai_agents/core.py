@@ -7,11 +7,12 @@ only on asyncio, so it runs on an asyncio loop of its own (:class:`Island`) what
 the host's loop is; its events are translated there and handed over without blocking.
 
 A tool that needs approval pauses the run with interruptions: each is one PERMISSION
-question (asked together, answered in any order); allow → ``state.approve``, anything
-else → ``state.reject`` with the reason the model is told, and the run resumes from its
-state. A deny that stops the turn (abort, close) ends it cancelled instead. ``cancel``
-is the SDK's own ``cancel()``. Tracing is off unless ``tracing=True``. The SDK is
-imported only when the core starts.
+question (asked together, answered in any order); allow → ``state.approve`` (the SDK
+takes no edited input there: the core's own tool runs with the Master's edited input
+instead of the model's), anything else → ``state.reject`` with the reason the model is
+told, and the run resumes from its state. A deny that stops the turn (abort, close)
+ends it cancelled instead. ``cancel`` is the SDK's own ``cancel()``. Tracing is off
+unless ``tracing=True``. The SDK is imported only when the core starts.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class OpenAIAgentsCore:
         self._history: list[Any] = []
         self._token: EventLoopToken | None = None
         self._failed: set[str] = set()
+        self._edited: dict[str, dict[str, Any]] = {}
         self._cancelled = False
         self._running: RunResultStreaming | None = None
 
@@ -162,7 +164,11 @@ class OpenAIAgentsCore:
             base_url=self.base_url, api_key=api_key, max_retries=self.max_retries
         )
         self._own_tools = workspace_tools(
-            Path(env.workspace), self.tool_names, gate_all=self.gate_all_tools, failed=self._fail
+            Path(env.workspace),
+            self.tool_names,
+            gate_all=self.gate_all_tools,
+            failed=self._fail,
+            edited=self._edited,
         )
         self._island = Island(f"rawp-openai-agents-{env.session_id}")
         self._island.start()
@@ -208,6 +214,7 @@ class OpenAIAgentsCore:
         self._cancelled = False
         self._token = current_token()
         self._failed = set()
+        self._edited.clear()
         translator = TurnTranslator(
             host_tools={t.name for t in self._host_tools}, failed_calls=self._failed
         )
@@ -240,6 +247,8 @@ class OpenAIAgentsCore:
             for pending, decision in zip(items, decisions, strict=True):
                 if isinstance(decision, Deny):
                     self._failed.add(_call_id(pending))
+                elif decision.updated_input is not None:
+                    self._edited[_call_id(pending)] = dict(decision.updated_input)
             stops = any(isinstance(d, Deny) and d.stops_turn for d in decisions)
             if stops or self._cancelled:
                 for pending, decision in zip(items, decisions, strict=True):
