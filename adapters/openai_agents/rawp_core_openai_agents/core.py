@@ -235,7 +235,7 @@ class OpenAIAgentsCore:
                 yield Stopped("cancelled")
                 return
             if end.error is not None:
-                raise CoreError(f"the model call failed: {end.error}") from end.error
+                raise CoreError(f"the run failed: {end.error}") from end.error
             result = end.result
             assert result is not None
             if not result.interruptions:
