@@ -20,6 +20,7 @@ PACKAGES = {
     "rawp_adapter_sdk": REPO / "adapters" / "sdk" / "rawp_adapter_sdk",
     "rawp_adapter_acp": REPO / "adapters" / "acp" / "rawp_adapter_acp",
     "rawp_core_pydantic_ai": REPO / "adapters" / "pydantic_ai" / "rawp_core_pydantic_ai",
+    "rawp_core_copilot": REPO / "adapters" / "copilot" / "rawp_core_copilot",
 }
 """Each distribution's import package and where its code is."""
 

@@ -1,0 +1,164 @@
+"""The ``copilot`` SDK core: the GitHub Copilot SDK driving the Copilot CLI against an
+OpenAI-compatible (or Azure, Anthropic) provider of the options, behind the ``sdk``
+adapter.
+
+The SDK is imported when the core starts, so that a missing SDK is one line naming what
+to install.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+from rawp_adapter_sdk import CoreEnvironment, CoreError, CoreFeatures, PermissionCallback
+from rawp_adapter_sdk.events import CoreEvent
+
+from rawp_adapters.frames import AgentErrorCode
+
+if TYPE_CHECKING:
+    from rawp_core_copilot._runtime import Runtime
+    from rawp_core_copilot._thread import SdkThread
+
+SDK_DISTRIBUTION = "github-copilot-sdk"
+INSTALL_HINT = "the copilot core needs the GitHub Copilot SDK: pip install rawp-core-copilot"
+DEFAULT_TOOLS = ("write",)
+PROVIDER_TYPES = ("openai", "azure", "anthropic")
+WIRE_APIS = ("completions", "responses")
+
+
+def _check(name: str, value: str, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}: {value!r}")
+
+
+class CopilotCore:
+    """Options (``core_options``): ``model`` (the model's name at the provider),
+    ``base_url`` and ``api_key`` of the provider (default: ``COPILOT_PROVIDER_BASE_URL``
+    and ``COPILOT_PROVIDER_API_KEY``), ``provider_type`` (``openai``, ``azure`` or
+    ``anthropic``), ``wire_api`` (``completions`` or ``responses``), ``cli_path`` (the
+    Copilot CLI; default ``COPILOT_CLI_PATH``) and ``tools`` (the core's own tools to
+    offer; default ``["write"]``, a file write inside the workspace asked about first).
+    The CLI runs with ``COPILOT_OFFLINE=true`` and no GitHub login."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        provider_type: Literal["openai", "azure", "anthropic"] = "openai",
+        wire_api: Literal["completions", "responses"] = "completions",
+        cli_path: str | None = None,
+        tools: Sequence[str] = DEFAULT_TOOLS,
+    ) -> None:
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"model must be a model name: {model!r}")
+        base_url = base_url or os.environ.get("COPILOT_PROVIDER_BASE_URL")
+        if not base_url:
+            raise ValueError("base_url (or COPILOT_PROVIDER_BASE_URL) names the provider")
+        unknown = [name for name in tools if name not in DEFAULT_TOOLS]
+        if isinstance(tools, str) or unknown:
+            raise ValueError(f"tools must name tools of {list(DEFAULT_TOOLS)}: {tools!r}")
+        self._model = model
+        self._base_url = base_url
+        self._api_key = api_key or os.environ.get("COPILOT_PROVIDER_API_KEY") or "unused"
+        _check("provider_type", provider_type, PROVIDER_TYPES)
+        _check("wire_api", wire_api, WIRE_APIS)
+        self._provider_type = provider_type
+        self._wire_api = wire_api
+        self._cli_path = cli_path
+        self._tools = list(tools)
+        self._cli_version: str | None = None
+        self._thread: SdkThread | None = None
+        self._runtime: Runtime | None = None
+        self._home: Path | None = None
+        self._cancelled = False
+
+    @property
+    def name(self) -> str:
+        return "copilot"
+
+    @property
+    def version(self) -> str | None:
+        try:
+            sdk = f"{SDK_DISTRIBUTION} {importlib.metadata.version(SDK_DISTRIBUTION)}"
+        except importlib.metadata.PackageNotFoundError:
+            return None
+        cli = f"; @github/copilot {self._cli_version}" if self._cli_version else ""
+        return sdk + cli
+
+    @property
+    def features(self) -> CoreFeatures:
+        return CoreFeatures(thinking=True, tool_events=True, permission_requests=True, abort=True)
+
+    async def start(self, env: CoreEnvironment) -> None:
+        try:
+            from rawp_core_copilot._cli import cli_version, find_cli
+            from rawp_core_copilot._runtime import Runtime, Settings
+            from rawp_core_copilot._thread import SdkThread
+        except ImportError as exc:
+            raise CoreError(INSTALL_HINT, code=AgentErrorCode.SPAWN_FAILED, fatal=True) from exc
+        cli = find_cli(self._cli_path)
+        self._cli_version = await cli_version(cli)
+        self._home = Path(tempfile.mkdtemp(prefix="rawp-copilot-"))
+        settings = Settings(
+            model=self._model,
+            base_url=self._base_url,
+            api_key=self._api_key,
+            provider_type=self._provider_type,
+            wire_api=self._wire_api,
+            tools=self._tools,
+            cli=cli,
+            home=self._home,
+            workspace=Path(env.workspace),
+        )
+        self._thread = thread = SdkThread()
+        self._runtime = runtime = Runtime(settings)
+        try:
+            await thread.call(runtime.open)
+        except CoreError:
+            await self.close()
+            raise
+        except Exception as exc:
+            await self.close()
+            raise CoreError(
+                f"the Copilot CLI did not start: {exc}", code=AgentErrorCode.SPAWN_FAILED
+            ) from exc
+
+    async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
+        from rawp_core_copilot._turn import run_turn
+
+        thread, runtime = self._thread, self._runtime
+        if thread is None or runtime is None:
+            raise CoreError("run() before start()")
+        self._cancelled = False
+        async for event in run_turn(thread, runtime, prompt, permission, self._is_cancelled):
+            yield event
+
+    def _is_cancelled(self) -> bool:
+        return self._cancelled
+
+    async def cancel(self) -> None:
+        self._cancelled = True
+        if self._thread is not None and self._runtime is not None:
+            await self._thread.call(self._runtime.abort)
+
+    async def close(self) -> None:
+        thread, runtime, home = self._thread, self._runtime, self._home
+        self._thread = self._runtime = self._home = None
+        try:
+            if thread is not None and runtime is not None:
+                with anyio.CancelScope(shield=True):
+                    await thread.call(runtime.close)
+        finally:
+            if thread is not None:
+                await thread.stop()
+            if home is not None:
+                shutil.rmtree(home, ignore_errors=True)

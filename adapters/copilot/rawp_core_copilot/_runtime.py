@@ -1,0 +1,190 @@
+"""The Copilot SDK's client and session, on the SDK's loop: the CLI started against the
+provider of the options (``COPILOT_OFFLINE``, no GitHub login), the core's own tools,
+and the CLI's events and permission questions handed to the running turn."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+from copilot import (
+    CopilotClient,
+    CopilotSession,
+    PermissionRequest,
+    ProviderConfig,
+    RuntimeConnection,
+    SessionEvent,
+    Tool,
+    ToolInvocation,
+)
+from copilot.generated.rpc import PermissionDecision, PermissionDecisionReject
+from copilot.session import PermissionInvocation
+from copilot.tools import ToolResult
+
+from rawp_core_copilot._thread import Inbox
+
+WRITE_TOOL = "write"
+BUILTIN_TOOLS = (WRITE_TOOL,)
+LOGIN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "COPILOT_SDK_AUTH_TOKEN")
+"""Never handed to the CLI: it runs on the provider of the options, logged in to nothing."""
+NO_TURN = "No prompt is running."
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    model: str
+    base_url: str
+    api_key: str
+    provider_type: Literal["openai", "azure", "anthropic"]
+    wire_api: Literal["completions", "responses"]
+    tools: Sequence[str]
+    cli: Path
+    home: Path
+    """The CLI's ``COPILOT_HOME`` (its config, sessions and logs), the core's own."""
+    workspace: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A permission question of the CLI; ``answer`` (on the SDK's loop) replies to it."""
+
+    request: PermissionRequest
+    answer: asyncio.Future[PermissionDecision]
+
+
+def _inside(workspace: Path, path: str) -> Path | None:
+    relative = PurePath(path)
+    target = (workspace / relative).resolve()
+    if relative.is_absolute() or not target.is_relative_to(workspace.resolve()):
+        return None
+    return target
+
+
+def _write_tool(workspace: Path) -> Tool:
+    def write(invocation: ToolInvocation) -> ToolResult:
+        arguments = invocation.arguments if isinstance(invocation.arguments, dict) else {}
+        path, content = arguments.get("path"), arguments.get("content")
+        if not isinstance(path, str) or not isinstance(content, str):
+            return ToolResult("write needs a path and a content", result_type="failure")
+        target = _inside(workspace, path)
+        if target is None:
+            return ToolResult(f"{path!r} is not a path inside the workspace", result_type="failure")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+        except OSError as exc:
+            return ToolResult(f"could not write {path}: {exc}", result_type="failure")
+        return ToolResult(f"Wrote {len(content)} characters to {path}.")
+
+    return Tool(
+        name=WRITE_TOOL,
+        description="Write content to the file at path (relative to the workspace), replacing it.",
+        handler=write,
+        parameters={
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"],
+        },
+    )
+
+
+def cli_environment(settings: Settings) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in LOGIN_VARIABLES}
+    return env | {
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_PROVIDER_BASE_URL": settings.base_url,
+        "COPILOT_PROVIDER_TYPE": settings.provider_type,
+        "COPILOT_PROVIDER_API_KEY": settings.api_key,
+        "COPILOT_MODEL": settings.model,
+    }
+
+
+class Runtime:
+    """Made, used and closed on the SDK's loop."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._client: CopilotClient | None = None
+        self._session: CopilotSession | None = None
+        self._inbox: Inbox | None = None
+
+    async def open(self) -> None:
+        s = self._settings
+        self._client = CopilotClient(
+            connection=RuntimeConnection.for_stdio(path=str(s.cli)),
+            env=cli_environment(s),
+            use_logged_in_user=False,
+            base_directory=str(s.home),
+            working_directory=str(s.workspace),
+            log_level="error",
+        )
+        await self._client.start()
+        provider: ProviderConfig = {
+            "type": s.provider_type,
+            "wire_api": s.wire_api,
+            "base_url": s.base_url,
+            "api_key": s.api_key,
+        }
+        self._session = await self._client.create_session(
+            on_permission_request=self._on_permission,
+            model=s.model,
+            provider=provider,
+            tools=[_write_tool(s.workspace)] if WRITE_TOOL in s.tools else [],
+            streaming=True,
+            working_directory=str(s.workspace),
+            on_event=self._on_event,
+        )
+
+    def _on_event(self, event: SessionEvent) -> None:
+        if self._inbox is not None:
+            self._inbox.put(event)
+
+    async def _on_permission(
+        self, request: PermissionRequest, invocation: PermissionInvocation
+    ) -> PermissionDecision:
+        del invocation
+        inbox = self._inbox
+        if inbox is None:
+            return PermissionDecisionReject(feedback=NO_TURN)
+        answer: asyncio.Future[PermissionDecision] = asyncio.get_running_loop().create_future()
+        inbox.put(Asked(request, answer))
+        return await answer
+
+    async def send(self, prompt: str, inbox: Inbox) -> None:
+        assert self._session is not None, "send() before open()"
+        self._inbox = inbox
+        await self._session.send(prompt)
+
+    def end_turn(self) -> None:
+        self._inbox = None
+
+    async def abort(self) -> None:
+        if self._session is not None:
+            await self._session.abort()
+
+    async def close(self) -> None:
+        session, client = self._session, self._client
+        self._session = self._client = None
+        try:
+            if session is not None:
+                await session.disconnect()
+        finally:
+            if client is not None:
+                await client.stop()
+
+
+def describe(request: PermissionRequest) -> tuple[str, dict[str, Any], str | None]:
+    """The tool's name, input and call id of a permission question."""
+    data = request.to_dict()
+    name = data.get("toolName") or str(data.get("kind", "tool"))
+    arguments = data.get("args") if "args" in data else data
+    call_id = data.get("toolCallId")
+    return (
+        str(name),
+        arguments if isinstance(arguments, dict) else {"input": arguments},
+        call_id if isinstance(call_id, str) else None,
+    )

@@ -1,0 +1,98 @@
+"""The Copilot session's events as the core's events (one translator per turn)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from copilot.session_events import (
+    AssistantMessageData,
+    AssistantMessageDeltaData,
+    AssistantReasoningData,
+    AssistantReasoningDeltaData,
+    AssistantUsageData,
+    SessionErrorData,
+    SessionEvent,
+    SessionIdleData,
+    ToolExecutionCompleteData,
+    ToolExecutionStartData,
+)
+from rawp_adapter_sdk import CoreError
+from rawp_adapter_sdk.events import (
+    CoreEvent,
+    Stopped,
+    TextChunk,
+    TextEnd,
+    ThinkingChunk,
+    ThinkingEnd,
+    ToolFinished,
+    ToolStarted,
+    UsageReport,
+)
+
+
+def tool_input(arguments: Any) -> Mapping[str, Any]:
+    return arguments if isinstance(arguments, dict) else {"input": arguments}
+
+
+class TurnTranslator:
+    """Numbers the turn's text and thinking blocks (from 0) by the SDK's message and
+    reasoning ids; :meth:`translate` raises :class:`CoreError` for ``session.error``."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[tuple[str, str], int] = {}
+        self._streamed: set[int] = set()
+
+    def _block(self, kind: str, key: str) -> int:
+        return self._blocks.setdefault((kind, key), len(self._blocks))
+
+    def _chunk(self, index: int, text: str, *, thinking: bool) -> CoreEvent:
+        self._streamed.add(index)
+        return ThinkingChunk(index, text) if thinking else TextChunk(index, text)
+
+    def _end(self, index: int, text: str, *, thinking: bool) -> list[CoreEvent]:
+        events = [] if index in self._streamed else [self._chunk(index, text, thinking=thinking)]
+        events.append(ThinkingEnd(index, text) if thinking else TextEnd(index, text))
+        return events
+
+    def translate(self, event: SessionEvent, *, cancelled: bool) -> list[CoreEvent]:
+        data = event.data
+        if isinstance(data, AssistantMessageDeltaData) and data.delta_content:
+            index = self._block("text", data.message_id)
+            return [self._chunk(index, data.delta_content, thinking=False)]
+        if isinstance(data, AssistantMessageData) and data.content:
+            return self._end(self._block("text", data.message_id), data.content, thinking=False)
+        if isinstance(data, AssistantReasoningDeltaData) and data.delta_content:
+            index = self._block("thinking", data.reasoning_id)
+            return [self._chunk(index, data.delta_content, thinking=True)]
+        if isinstance(data, AssistantReasoningData) and data.content:
+            index = self._block("thinking", data.reasoning_id)
+            return self._end(index, data.content, thinking=True)
+        if isinstance(data, ToolExecutionStartData):
+            return [ToolStarted(data.tool_call_id, data.tool_name, tool_input(data.arguments))]
+        if isinstance(data, ToolExecutionCompleteData):
+            return [_finished(data)]
+        if isinstance(data, AssistantUsageData):
+            return [_usage(data)]
+        if isinstance(data, SessionErrorData):
+            raise CoreError(f"{data.error_type}: {data.message}")
+        if isinstance(data, SessionIdleData):
+            return [Stopped("cancelled" if cancelled or data.aborted else "end_turn")]
+        return []
+
+
+def _finished(data: ToolExecutionCompleteData) -> ToolFinished:
+    if data.success:
+        output = data.result.content if data.result is not None else ""
+        return ToolFinished(data.tool_call_id, output)
+    message = data.error.message if data.error is not None else "the tool failed"
+    return ToolFinished(data.tool_call_id, message, is_error=True)
+
+
+def _usage(data: AssistantUsageData) -> UsageReport:
+    return UsageReport(
+        input_tokens=data.input_tokens,
+        output_tokens=data.output_tokens,
+        cache_read_tokens=data.cache_read_tokens,
+        cache_write_tokens=data.cache_write_tokens,
+    )

@@ -1,0 +1,53 @@
+"""A checked session on the copilot core against the scripted server (shared by the
+core's tests)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from rawp_adapter_sdk import SdkAdapter
+
+from rawp_adapters import SessionOptions
+from rawp_adapters.testing import Policy, SessionDriver, allow_all, drive
+from tests.support.llm_openai import ScriptedOpenAI
+
+SDK_THREAD = "rawp-copilot"
+WRITE_TOOL = {"path": "notes.txt", "content": "hello"}
+WRITE_PROMPT = "WRITE_FILE notes.txt hello"
+
+
+def core_settings(llm: ScriptedOpenAI, cli: Path, **options: Any) -> dict[str, Any]:
+    return {
+        "core": "copilot",
+        "core_options": {"model": "fake-model", "base_url": llm.base_url, "cli_path": str(cli)}
+        | options,
+    }
+
+
+def sdk_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == SDK_THREAD]
+
+
+@asynccontextmanager
+async def copilot_session(
+    llm: ScriptedOpenAI,
+    cli: Path,
+    workspace: Path,
+    *,
+    policy: Policy = allow_all,
+    timeout_ms: int = 30_000,
+) -> AsyncIterator[SessionDriver[Any]]:
+    """A checked session on the core; on exit, asserts the SDK's thread is gone."""
+    before = sdk_threads()
+    adapter = SdkAdapter.from_settings(
+        core_settings(llm, cli) | {"permission_timeout_ms": timeout_ms}
+    )
+    async with drive(
+        adapter, workspace=workspace, policy=policy, timeout=60, options=SessionOptions()
+    ) as d:
+        yield d
+    assert [t for t in sdk_threads() if t not in before] == []

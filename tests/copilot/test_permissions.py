@@ -1,0 +1,61 @@
+"""The core's ``write`` tool, which the Copilot CLI asks about through the SDK's blocking
+permission callback: each question is a PERMISSION question of the Master; allowed the
+tool runs, denied or unanswered in time it does not, and the model is told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rawp_adapters.frames import InteractionRequestFrame, ToolInvokeResultFrame
+from rawp_adapters.testing import deny_all, never_answer
+from tests.copilot.sessions import WRITE_PROMPT, WRITE_TOOL, copilot_session
+from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_an_allowed_write_runs_in_the_workspace_and_the_model_sees_its_result(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path) as d:
+        turn = await d.prompt(WRITE_PROMPT)
+    (asked,) = turn.of_type(InteractionRequestFrame)
+    assert asked.payload.interaction_type == "PERMISSION"
+    assert asked.payload.context.tool_name == "write"
+    assert asked.payload.context.tool_input == WRITE_TOOL
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "hello"
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert result.payload.is_error is False
+    assert f"{TOOL_SAID}Wrote 5 characters to notes.txt." in turn.text
+    assert turn.stop_reason == "end_turn"
+
+
+async def test_a_denied_write_does_not_run_and_the_model_is_told(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path, policy=deny_all) as d:
+        turn = await d.prompt(WRITE_PROMPT)
+        after = await d.prompt("Say hello.")  # the conversation goes on
+    assert not (tmp_path / "notes.txt").exists()
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert result.payload.is_error is True
+    assert TOOL_SAID in turn.text
+    assert turn.stop_reason == "end_turn"
+    assert after.stop_reason == "end_turn"
+
+
+async def test_an_unanswered_write_is_denied_at_its_deadline(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(
+        llm, copilot_cli, tmp_path, policy=never_answer, timeout_ms=200
+    ) as d:
+        turn = await d.prompt(WRITE_PROMPT)
+    assert not (tmp_path / "notes.txt").exists()
+    (resolved,) = turn.of_type("agent.interaction.resolved")
+    assert resolved.payload.outcome == "timed_out"
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert result.payload.is_error is True
+    assert turn.stop_reason == "end_turn"

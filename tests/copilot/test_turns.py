@@ -1,0 +1,40 @@
+"""Turns of the copilot core: the Copilot CLI, logged in to nothing, over HTTP to the
+scripted model; the session tells the SDK's and the CLI's versions."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import pytest
+
+from rawp_adapters.frames import SessionCapabilitiesFrame
+from tests.copilot.sessions import copilot_session
+from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
+
+pytestmark = pytest.mark.anyio
+
+CLI_VERSION = "1.0.102"
+
+
+async def test_a_text_turn_streams_the_models_answer_from_the_scripted_server(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path) as d:
+        turn = await d.prompt("Say hello.")
+    assert turn.text == DEFAULT_TEXT
+    assert [f.payload.text for f in turn.of_type("agent.text.done")] == [DEFAULT_TEXT]
+    assert turn.stop_reason == "end_turn"
+    assert llm.requests  # the answer came over HTTP from the scripted server
+
+
+async def test_the_capabilities_name_the_core_the_sdk_and_the_cli_version(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path) as d:
+        pass
+    capabilities = d.of_type(SessionCapabilitiesFrame)[0].payload
+    assert capabilities.agent is not None
+    assert capabilities.agent.name == "copilot"
+    sdk = importlib.metadata.version("github-copilot-sdk")
+    assert capabilities.agent.version == f"github-copilot-sdk {sdk}; @github/copilot {CLI_VERSION}"
