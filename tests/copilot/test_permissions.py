@@ -11,7 +11,7 @@ import pytest
 from rawp_adapters.frames import InteractionRequestFrame, ToolInvokeResultFrame
 from rawp_adapters.testing import deny_all, never_answer
 from tests.copilot.sessions import WRITE_PROMPT, WRITE_TOOL, copilot_session
-from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
+from tests.support.llm_openai import DEFAULT_TEXT, TOOL_SAID, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
 
@@ -59,3 +59,18 @@ async def test_an_unanswered_write_is_denied_at_its_deadline(
     (result,) = turn.of_type(ToolInvokeResultFrame)
     assert result.payload.is_error is True
     assert turn.stop_reason == "end_turn"
+
+
+async def test_aborting_a_turn_that_waits_for_permission_ends_it_cancelled_and_writes_nothing(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path, policy=never_answer) as d:
+        start = await d.start_prompt(WRITE_PROMPT)
+        await d.wait_for(InteractionRequestFrame)
+        await d.send(d.control.abort(start.payload.turn_id))
+        turn = await d.wait_turn(start.payload.turn_id)
+        after = await d.prompt("Say hello.")  # the session goes on
+    assert turn.stop_reason == "cancelled"
+    assert not (tmp_path / "notes.txt").exists()
+    assert after.stop_reason == "end_turn"
+    assert after.text == DEFAULT_TEXT

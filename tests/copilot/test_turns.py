@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rawp_adapters.frames import SessionCapabilitiesFrame
+from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame
 from tests.copilot.sessions import copilot_session
-from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
+from tests.support.llm_openai import API_ERROR_MESSAGE, DEFAULT_TEXT, HTTP_400, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
 
@@ -38,3 +38,16 @@ async def test_the_capabilities_name_the_core_the_sdk_and_the_cli_version(
     assert capabilities.agent.name == "copilot"
     sdk = importlib.metadata.version("github-copilot-sdk")
     assert capabilities.agent.version == f"github-copilot-sdk {sdk}; @github/copilot {CLI_VERSION}"
+
+
+async def test_a_model_error_ends_the_turn_with_an_error_and_the_session_goes_on(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path) as d:
+        failed = await d.prompt(f"{HTTP_400} please")
+        after = await d.prompt("Say hello.")
+    assert failed.stop_reason == "error"
+    (error,) = failed.of_type(AgentErrorFrame)
+    assert API_ERROR_MESSAGE in error.payload.message
+    assert after.stop_reason == "end_turn"
+    assert after.text == DEFAULT_TEXT

@@ -37,11 +37,14 @@ def tool_input(arguments: Any) -> Mapping[str, Any]:
 
 class TurnTranslator:
     """Numbers the turn's text and thinking blocks (from 0) by the SDK's message and
-    reasoning ids; :meth:`translate` raises :class:`CoreError` for ``session.error``."""
+    reasoning ids. A ``session.error`` is kept until the session is idle (the CLI tells
+    both), then raised as :class:`CoreError`: nothing of the failed turn is left to
+    reach the next one."""
 
     def __init__(self) -> None:
         self._blocks: dict[tuple[str, str], int] = {}
         self._streamed: set[int] = set()
+        self._error: str | None = None
 
     def _block(self, kind: str, key: str) -> int:
         return self._blocks.setdefault((kind, key), len(self._blocks))
@@ -75,8 +78,11 @@ class TurnTranslator:
         if isinstance(data, AssistantUsageData):
             return [_usage(data)]
         if isinstance(data, SessionErrorData):
-            raise CoreError(f"{data.error_type}: {data.message}")
+            self._error = f"{data.error_type}: {data.message}"
+            return []
         if isinstance(data, SessionIdleData):
+            if self._error is not None and not (cancelled or data.aborted):
+                raise CoreError(self._error)
             return [Stopped("cancelled" if cancelled or data.aborted else "end_turn")]
         return []
 
