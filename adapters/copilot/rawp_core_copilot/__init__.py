@@ -2,6 +2,6 @@
 an OpenAI-compatible provider of one's own (no GitHub login), its blocking permission
 callback bridged to the Master."""
 
-from rawp_core_copilot._core import CopilotCore
+from rawp_core_copilot._core import INSTALL_HINT, CopilotCore
 
-__all__ = ["CopilotCore"]
+__all__ = ["INSTALL_HINT", "CopilotCore"]
