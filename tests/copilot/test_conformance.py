@@ -1,0 +1,38 @@
+"""The copilot core through the conformance kit in process, on asyncio and trio: every
+MUST rule and the CAPABILITY rules of what it claims, against the scripted model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rawp_adapter_sdk import SdkAdapter
+
+from rawp_adapters.testing import ConformanceSubject, Prompts
+from rawp_adapters.testing.pytest_plugin import ConformanceTests
+from tests.copilot.sessions import core_settings
+from tests.support.llm_openai import ScriptedOpenAI
+
+
+@pytest.fixture(scope="module")
+def kit_llm() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+    assert server.violations == []
+
+
+@pytest.fixture
+def rawp_subject(kit_llm: ScriptedOpenAI, copilot_cli: Path) -> ConformanceSubject:
+    settings = core_settings(kit_llm, copilot_cli)
+    return ConformanceSubject(
+        make_adapter=lambda: SdkAdapter.from_settings(settings),
+        prompts=Prompts(
+            answer="THINK_FIRST Say hello.", tool="WRITE_FILE kit.txt", busy="SLOW_STREAM"
+        ),
+        permission_timeout_ms=300,
+    )
+
+
+class TestCopilotCoreConformance(ConformanceTests):
+    pass
