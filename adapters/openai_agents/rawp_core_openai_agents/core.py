@@ -21,7 +21,6 @@ import math
 import os
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from functools import partial
 from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +62,9 @@ class _End:
     """How one streamed run of the SDK ended."""
 
     result: RunResultStreaming | None = None
+    state: RunState[Any] | None = None
+    """The run's state when it paused with interruptions, taken on the island as it
+    ended (before the questions are asked, not after the answers)."""
     error: Exception | None = None
 
 
@@ -256,7 +258,8 @@ class OpenAIAgentsCore:
                     yield ToolFinished(_call_id(pending), output=message, is_error=True)
                 yield Stopped("cancelled")
                 return
-            run_input = await self._island.call(partial(_resume, result, items, decisions))
+            assert end.state is not None
+            run_input = _resume(end.state, items, decisions)
 
     async def _stream(
         self, agent: Agent[Any], run_input: list[Any] | RunState[Any], translator: TurnTranslator
@@ -299,7 +302,8 @@ class OpenAIAgentsCore:
                 if events:
                     outbox.put(events)
             outbox.put(translator.close_block())
-            outbox.put(_End(result=result))
+            state = result.to_state() if result.interruptions else None
+            outbox.put(_End(result=result, state=state))
         except Exception as exc:
             outbox.put(translator.close_block())
             outbox.put(_End(error=exc))
@@ -367,13 +371,13 @@ async def _ask_all(
     return decisions
 
 
-async def _resume(
-    result: RunResultStreaming,
+def _resume(
+    state: RunState[Any],
     items: Sequence[ToolApprovalItem],
     decisions: Sequence[PermissionDecision],
 ) -> RunState[Any]:
-    """On the island: the run's state with each interruption approved or rejected."""
-    state = result.to_state()
+    """The paused run's state with each interruption approved or rejected (nothing runs
+    on the island while the run is paused)."""
     for item, decision in zip(items, decisions, strict=True):
         if isinstance(decision, Allow):
             state.approve(item)
