@@ -30,19 +30,31 @@ def post(token: EventLoopToken, func: Callable[[], object]) -> None:
 
 
 class Outbox(Generic[T]):
-    """The island's end of a host-side memory stream: items arrive in the order put."""
+    """The island's end of a host-side memory stream: items arrive in the order put.
+
+    Items put while a delivery is on its way go with it: the host's loop is woken once
+    per batch, not once per item."""
 
     def __init__(self, token: EventLoopToken, send: MemoryObjectSendStream[T]) -> None:
         self._token = token
         self._send = send
+        self._lock = threading.Lock()
+        self._pending: list[T] = []
 
     def put(self, item: T) -> None:
-        post(self._token, lambda: self._deliver(item))
+        with self._lock:
+            self._pending.append(item)
+            if len(self._pending) > 1:
+                return  # the delivery on its way takes it
+        post(self._token, self._deliver)
 
-    def _deliver(self, item: T) -> None:
+    def _deliver(self) -> None:
+        with self._lock:
+            items, self._pending = self._pending, []
         # the host may have stopped reading: the turn is over
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._send.send_nowait(item)
+            for item in items:
+                self._send.send_nowait(item)
 
 
 class Island:
