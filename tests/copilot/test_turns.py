@@ -10,7 +10,13 @@ import pytest
 
 from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame
 from tests.copilot.sessions import copilot_session
-from tests.support.llm_openai import API_ERROR_MESSAGE, DEFAULT_TEXT, HTTP_400, ScriptedOpenAI
+from tests.support.llm_openai import (
+    API_ERROR_MESSAGE,
+    DEFAULT_TEXT,
+    HTTP_400,
+    ScriptedOpenAI,
+    offered_tools,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -26,6 +32,14 @@ async def test_a_text_turn_streams_the_models_answer_from_the_scripted_server(
     assert [f.payload.text for f in turn.of_type("agent.text.done")] == [DEFAULT_TEXT]
     assert turn.stop_reason == "end_turn"
     assert llm.requests  # the answer came over HTTP from the scripted server
+
+
+async def test_the_model_is_offered_the_cores_tools_and_none_of_the_clis_own(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path) as d:
+        await d.prompt("Say hello.")
+    assert {name for body in llm.requests for name in offered_tools(body)} == {"write"}
 
 
 async def test_the_capabilities_name_the_core_the_sdk_and_the_cli_version(

@@ -20,6 +20,7 @@ from copilot import (
     SessionEvent,
     Tool,
     ToolInvocation,
+    ToolSet,
 )
 from copilot.generated.rpc import PermissionDecision, PermissionDecisionReject
 from copilot.session import PermissionInvocation
@@ -134,6 +135,7 @@ class Runtime:
             model=s.model,
             provider=provider,
             tools=[_write_tool(s.workspace)] if WRITE_TOOL in s.tools else [],
+            available_tools=ToolSet().add_custom("*"),  # none of the CLI's own tools
             streaming=True,
             working_directory=str(s.workspace),
             on_event=self._on_event,
