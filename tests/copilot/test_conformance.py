@@ -1,5 +1,6 @@
 """The copilot core through the conformance kit in process, on asyncio and trio: every
-MUST rule and the CAPABILITY rules of what it claims, against the scripted model."""
+MUST rule and the CAPABILITY rules of what it claims (thinking, permission, abort, host
+tools), against the scripted model."""
 
 from __future__ import annotations
 
@@ -28,7 +29,10 @@ def rawp_subject(kit_llm: ScriptedOpenAI, copilot_cli: Path) -> ConformanceSubje
     return ConformanceSubject(
         make_adapter=lambda: SdkAdapter.from_settings(settings),
         prompts=Prompts(
-            answer="THINK_FIRST Say hello.", tool="WRITE_FILE kit.txt", busy="SLOW_STREAM"
+            answer="THINK_FIRST Say hello.",
+            tool="WRITE_FILE kit.txt",
+            busy="SLOW_STREAM",
+            host_tool='CALL_TOOL kit_echo {"message": "hi"}',
         ),
         permission_timeout_ms=300,
     )

@@ -8,6 +8,7 @@ to install.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import shutil
@@ -20,7 +21,7 @@ import anyio
 from rawp_adapter_sdk import CoreEnvironment, CoreError, CoreFeatures, PermissionCallback
 from rawp_adapter_sdk.events import CoreEvent
 
-from rawp_adapters.frames import AgentErrorCode
+from rawp_adapters.frames import AgentErrorCode, HostTool
 
 if TYPE_CHECKING:
     from rawp_core_copilot._runtime import Runtime
@@ -80,6 +81,8 @@ class CopilotCore:
         self._runtime: Runtime | None = None
         self._home: Path | None = None
         self._cancelled = False
+        self._env: CoreEnvironment | None = None
+        self._host_tools: list[HostTool] = []
 
     @property
     def name(self) -> str:
@@ -96,7 +99,9 @@ class CopilotCore:
 
     @property
     def features(self) -> CoreFeatures:
-        return CoreFeatures(thinking=True, tool_events=True, permission_requests=True, abort=True)
+        return CoreFeatures(
+            thinking=True, tool_events=True, permission_requests=True, abort=True, host_tools=True
+        )
 
     async def start(self, env: CoreEnvironment) -> None:
         try:
@@ -121,6 +126,8 @@ class CopilotCore:
         )
         self._thread = thread = SdkThread()
         self._runtime = runtime = Runtime(settings)
+        runtime.host_tools = self._host_tools
+        self._env = env
         try:
             await thread.call(runtime.open)
         except CoreError:
@@ -132,14 +139,20 @@ class CopilotCore:
                 f"the Copilot CLI did not start: {exc}", code=AgentErrorCode.SPAWN_FAILED
             ) from exc
 
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        self._host_tools = list(tools)
+        if self._thread is not None and self._runtime is not None:
+            await self._thread.call(functools.partial(self._runtime.publish, self._host_tools))
+
     async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
         from rawp_core_copilot._turn import run_turn
 
-        thread, runtime = self._thread, self._runtime
-        if thread is None or runtime is None:
+        thread, runtime, env = self._thread, self._runtime, self._env
+        if thread is None or runtime is None or env is None:
             raise CoreError("run() before start()")
         self._cancelled = False
-        async for event in run_turn(thread, runtime, prompt, permission, self._is_cancelled):
+        turn = run_turn(thread, runtime, env, prompt, permission, self._is_cancelled)
+        async for event in turn:
             yield event
 
     def _is_cancelled(self) -> bool:

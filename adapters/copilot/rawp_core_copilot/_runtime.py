@@ -26,6 +26,7 @@ from copilot.generated.rpc import PermissionDecision, PermissionDecisionReject
 from copilot.session import PermissionInvocation
 from copilot.tools import ToolResult
 
+from rawp_adapters.frames import HostTool
 from rawp_core_copilot._thread import Inbox
 
 WRITE_TOOL = "write"
@@ -55,6 +56,17 @@ class Asked:
 
     request: PermissionRequest
     answer: asyncio.Future[PermissionDecision]
+
+
+@dataclass(frozen=True, slots=True)
+class HostCalled:
+    """The model called a tool the Master published; ``answer`` (on the SDK's loop)
+    returns its result to the CLI."""
+
+    call_id: str
+    tool_name: str
+    arguments: Any
+    answer: asyncio.Future[ToolResult]
 
 
 def _inside(workspace: Path, path: str) -> Path | None:
@@ -112,6 +124,8 @@ class Runtime:
         self._client: CopilotClient | None = None
         self._session: CopilotSession | None = None
         self._inbox: Inbox | None = None
+        self.host_tools: Sequence[HostTool] = ()
+        """The Master's published tools; :meth:`publish` changes them once open."""
 
     async def open(self) -> None:
         s = self._settings
@@ -134,12 +148,38 @@ class Runtime:
             on_permission_request=self._on_permission,
             model=s.model,
             provider=provider,
-            tools=[_write_tool(s.workspace)] if WRITE_TOOL in s.tools else [],
+            tools=self._tools(),
             available_tools=ToolSet().add_custom("*"),  # none of the CLI's own tools
             streaming=True,
             working_directory=str(s.workspace),
             on_event=self._on_event,
         )
+
+    def _tools(self) -> list[Tool]:
+        own = [_write_tool(self._settings.workspace)] if WRITE_TOOL in self._settings.tools else []
+        return own + [self._host_tool(tool) for tool in self.host_tools]
+
+    def _host_tool(self, tool: HostTool) -> Tool:
+        async def call(invocation: ToolInvocation) -> ToolResult:
+            inbox = self._inbox
+            if inbox is None:
+                return ToolResult(NO_TURN, result_type="failure")
+            answer: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
+            inbox.put(HostCalled(invocation.tool_call_id, tool.name, invocation.arguments, answer))
+            return await answer
+
+        return Tool(
+            name=tool.name,
+            description=tool.description,
+            handler=call,
+            parameters=dict(tool.input_schema),
+            skip_permission=True,  # the session asks the Master before it calls the tool
+        )
+
+    async def publish(self, tools: Sequence[HostTool]) -> None:
+        self.host_tools = list(tools)
+        if self._session is not None:
+            await self._session.set_tools(self._tools())
 
     def _on_event(self, event: SessionEvent) -> None:
         if self._inbox is not None:

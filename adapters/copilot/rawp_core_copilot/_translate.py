@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from copilot.session_events import (
@@ -41,10 +41,13 @@ class TurnTranslator:
     both), then raised as :class:`CoreError`: nothing of the failed turn is left to
     reach the next one."""
 
-    def __init__(self) -> None:
+    def __init__(self, host_tools: Collection[str] = ()) -> None:
         self._blocks: dict[tuple[str, str], int] = {}
         self._streamed: set[int] = set()
         self._error: str | None = None
+        self._host_tools = host_tools
+        self._host_calls: set[str] = set()
+        """Calls of the Master's tools: the session reports those itself."""
 
     def _block(self, kind: str, key: str) -> int:
         return self._blocks.setdefault((kind, key), len(self._blocks))
@@ -72,9 +75,12 @@ class TurnTranslator:
             index = self._block("thinking", data.reasoning_id)
             return self._end(index, data.content, thinking=True)
         if isinstance(data, ToolExecutionStartData):
+            if data.tool_name in self._host_tools:
+                self._host_calls.add(data.tool_call_id)
+                return []
             return [ToolStarted(data.tool_call_id, data.tool_name, tool_input(data.arguments))]
         if isinstance(data, ToolExecutionCompleteData):
-            return [_finished(data)]
+            return [] if data.tool_call_id in self._host_calls else [_finished(data)]
         if isinstance(data, AssistantUsageData):
             return [_usage(data)]
         if isinstance(data, SessionErrorData):

@@ -7,18 +7,28 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 from copilot.generated.rpc import (
     PermissionDecision,
     PermissionDecisionApproveOnce,
     PermissionDecisionReject,
 )
-from rawp_adapter_sdk import Allow, PermissionCallback, PermissionRequest
+from copilot.tools import ToolResult
+from rawp_adapter_sdk import (
+    Allow,
+    CoreEnvironment,
+    PermissionCallback,
+    PermissionRequest,
+)
 from rawp_adapter_sdk.events import CoreEvent, Stopped
 
-from rawp_core_copilot._runtime import Asked, Runtime, describe
+from rawp_adapters import HostToolCall
+from rawp_core_copilot._runtime import Asked, HostCalled, Runtime, describe
 from rawp_core_copilot._thread import Inbox, SdkThread
-from rawp_core_copilot._translate import TurnTranslator
+from rawp_core_copilot._translate import TurnTranslator, tool_input
+
+T = TypeVar("T")
 
 STOPPED = "The turn was stopped before this tool ran."
 EDITED_INPUT = "The user's edited input cannot be given to this tool; it did not run."
@@ -27,17 +37,21 @@ EDITED_INPUT = "The user's edited input cannot be given to this tool; it did not
 async def run_turn(
     thread: SdkThread,
     runtime: Runtime,
+    env: CoreEnvironment,
     prompt: str,
     permission: PermissionCallback,
     cancelled: Callable[[], bool],
 ) -> AsyncIterator[CoreEvent]:
     inbox = Inbox()
-    translator = TurnTranslator()
+    translator = TurnTranslator(host_tools={tool.name for tool in runtime.host_tools})
     try:
         await thread.call(functools.partial(runtime.send, prompt, inbox))
         async for item in inbox.receive:
             if isinstance(item, Asked):
                 await _ask(thread, item, permission)
+                continue
+            if isinstance(item, HostCalled):
+                await _call_host(thread, env, item)
                 continue
             for event in translator.translate(item, cancelled=cancelled()):
                 yield event
@@ -69,6 +83,20 @@ async def _ask(thread: SdkThread, asked: Asked, permission: PermissionCallback) 
         thread.call_soon(functools.partial(_reply, asked.answer, decision))
 
 
-def _reply(answer: asyncio.Future[PermissionDecision], decision: PermissionDecision) -> None:
+async def _call_host(thread: SdkThread, env: CoreEnvironment, called: HostCalled) -> None:
+    """Have the session call the Master's tool (asking first); its result goes to the CLI
+    whatever happens (a failure if the turn stops first)."""
+    result = ToolResult(STOPPED, result_type="failure")
+    try:
+        call = HostToolCall(
+            called.call_id, called.tool_name, tool_input(called.arguments), permission=True
+        )
+        outcome = await env.call_host_tool(call, None)
+        result = ToolResult(outcome.text, result_type="failure" if outcome.is_error else "success")
+    finally:
+        thread.call_soon(functools.partial(_reply, called.answer, result))
+
+
+def _reply(answer: asyncio.Future[T], value: T) -> None:
     if not answer.done():
-        answer.set_result(decision)
+        answer.set_result(value)
