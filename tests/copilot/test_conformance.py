@@ -1,9 +1,11 @@
 """The copilot core through the conformance kit in process, on asyncio and trio: every
 MUST rule and the CAPABILITY rules of what it claims (thinking, permission, abort, host
-tools), against the scripted model."""
+tools), and with ``rawp-adapters check`` as the README prints it, against the scripted
+model."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from rawp_adapters.testing import ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
 from tests.copilot.sessions import core_settings
 from tests.support.llm_openai import ScriptedOpenAI
+from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
 
 
 @pytest.fixture(scope="module")
@@ -40,3 +43,17 @@ def rawp_subject(kit_llm: ScriptedOpenAI, copilot_cli: Path) -> ConformanceSubje
 
 class TestCopilotCoreConformance(ConformanceTests):
     pass
+
+
+def test_the_readmes_check_of_the_copilot_core_passes_against_the_scripted_model(
+    copilot_cli: Path, tmp_path: Path
+) -> None:
+    printed = readme_check("sdk", core="copilot")
+    env = os.environ | {"COPILOT_CLI_PATH": str(copilot_cli)}
+    with ScriptedOpenAI() as llm:
+        argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
+        out = run_check([*argv, "--workspace", str(tmp_path)], env=env)
+        assert llm.violations == []
+    for rule in ("permission-request: tool write", "host-tool-call", "thinking"):
+        assert f"PASS  CAPABILITY  {rule}" in out
+    assert "FAIL" not in out
