@@ -4,16 +4,33 @@ tool runs, denied or unanswered in time it does not, and the model is told."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from rawp_core_copilot._turn import EDITED_INPUT
 
 from rawp_adapters.frames import InteractionRequestFrame, ToolInvokeResultFrame
 from rawp_adapters.testing import deny_all, never_answer
 from tests.copilot.sessions import WRITE_PROMPT, WRITE_TOOL, copilot_session
-from tests.support.llm_openai import DEFAULT_TEXT, TOOL_SAID, ScriptedOpenAI
+from tests.support.llm_openai import (
+    DEFAULT_TEXT,
+    TOOL_SAID,
+    Part,
+    Reply,
+    ScriptedOpenAI,
+    ToolCall,
+    last_user_text,
+    trailing_tool_results,
+)
 
 pytestmark = pytest.mark.anyio
+
+PARALLEL_WRITES = "PARALLEL_WRITES"
+
+
+def files(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
 
 
 async def test_an_allowed_write_runs_in_the_workspace_and_the_model_sees_its_result(
@@ -74,3 +91,49 @@ async def test_aborting_a_turn_that_waits_for_permission_ends_it_cancelled_and_w
     assert not (tmp_path / "notes.txt").exists()
     assert after.stop_reason == "end_turn"
     assert after.text == DEFAULT_TEXT
+
+
+def _parallel_writes(body: dict[str, object]) -> Reply | None:
+    if PARALLEL_WRITES not in last_user_text(body) or trailing_tool_results(body):
+        return None
+    calls = (
+        ToolCall("write", {"path": "first.txt", "content": "1"}),
+        ToolCall("write", {"path": "second.txt", "content": "2"}),
+    )
+    return Reply(
+        parts=(Part("text", ("Writing both.",)),), tool_calls=calls, finish_reason="tool_calls"
+    )
+
+
+async def test_two_parallel_writes_are_asked_one_after_the_other_and_each_gets_its_answer(
+    copilot_cli: Path, tmp_path: Path
+) -> None:
+    with ScriptedOpenAI(responder=_parallel_writes) as llm:
+        async with copilot_session(llm, copilot_cli, tmp_path, policy=never_answer) as d:
+            start = await d.start_prompt(PARALLEL_WRITES)
+            first = await d.wait_for(InteractionRequestFrame)
+            await d.send(d.control.deny(first.payload.interaction_id))
+            await d.wait_count(InteractionRequestFrame, 2)
+            second = d.of_type(InteractionRequestFrame)[1]
+            await d.send(d.control.allow(second.payload.interaction_id))
+            turn = await d.wait_turn(start.payload.turn_id)
+        assert llm.violations == []
+    allowed = (second.payload.context.tool_input or {})["path"]
+    assert files(tmp_path) == [allowed]
+    results = [f.payload.is_error for f in turn.of_type(ToolInvokeResultFrame)]
+    assert sorted(results) == [False, True]
+    assert turn.stop_reason == "end_turn"
+
+
+async def test_a_write_allowed_with_edited_input_does_not_run_and_the_model_is_told(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    edited = json.dumps({"path": "edited.txt", "content": "the Master's"})
+    async with copilot_session(llm, copilot_cli, tmp_path, policy=never_answer) as d:
+        start = await d.start_prompt(WRITE_PROMPT)
+        asked = await d.wait_for(InteractionRequestFrame)
+        await d.send(d.control.respond(asked.payload.interaction_id, "allow", edited))
+        turn = await d.wait_turn(start.payload.turn_id)
+    assert files(tmp_path) == []
+    assert EDITED_INPUT in turn.text
+    assert turn.stop_reason == "end_turn"
