@@ -25,8 +25,10 @@ from copilot import (
 from copilot.generated.rpc import PermissionDecision, PermissionDecisionReject
 from copilot.session import PermissionInvocation
 from copilot.tools import ToolResult
+from rawp_adapter_sdk import CoreError
 
 from rawp_adapters.frames import HostTool
+from rawp_core_copilot._exit import CliExited, exit_error
 from rawp_core_copilot._thread import Inbox
 
 WRITE_TOOL = "write"
@@ -124,6 +126,7 @@ class Runtime:
         self._client: CopilotClient | None = None
         self._session: CopilotSession | None = None
         self._inbox: Inbox | None = None
+        self._exited: CoreError | None = None
         self.host_tools: Sequence[HostTool] = ()
         """The Master's published tools; :meth:`publish` changes them once open."""
 
@@ -138,6 +141,7 @@ class Runtime:
             log_level="error",
         )
         await self._client.start()
+        self._watch_exit(self._client)
         provider: ProviderConfig = {
             "type": s.provider_type,
             "wire_api": s.wire_api,
@@ -154,6 +158,25 @@ class Runtime:
             working_directory=str(s.workspace),
             on_event=self._on_event,
         )
+
+    def _watch_exit(self, client: CopilotClient) -> None:
+        """Tell the running turn when the CLI's connection closes unasked (the CLI died).
+        The SDK tells only itself (its JSON-RPC client's ``on_close``, called from its
+        reader thread, not on :meth:`close`), so the core chains its own call to it."""
+        rpc = client._client
+        if rpc is None:
+            return
+        previous = rpc.on_close
+
+        def closed() -> None:
+            if previous is not None:
+                previous()
+            self._exited = exit_error(rpc.process)
+            inbox = self._inbox
+            if inbox is not None:
+                inbox.put_last(CliExited(self._exited))
+
+        rpc.on_close = closed
 
     def _tools(self) -> list[Tool]:
         own = [_write_tool(self._settings.workspace)] if WRITE_TOOL in self._settings.tools else []
@@ -199,6 +222,8 @@ class Runtime:
     async def send(self, prompt: str, inbox: Inbox) -> None:
         assert self._session is not None, "send() before open()"
         self._inbox = inbox
+        if self._exited is not None:
+            raise self._exited
         await self._session.send(prompt)
 
     def end_turn(self) -> None:
@@ -211,6 +236,10 @@ class Runtime:
     async def close(self) -> None:
         session, client = self._session, self._client
         self._session = self._client = None
+        if self._exited is not None:
+            if client is not None:
+                await client.force_stop()  # nothing to disconnect from
+            return
         try:
             if session is not None:
                 await session.disconnect()

@@ -42,6 +42,8 @@ class Inbox:
     def __init__(self) -> None:
         self._schedule = _scheduler()
         self._send, self.receive = anyio.create_memory_object_stream[Any](math.inf)
+        self.last = anyio.Event()
+        """Set once :meth:`put_last` has put its item: nothing else is coming."""
 
     def put(self, item: Any) -> None:
         def hand_over() -> None:
@@ -50,6 +52,12 @@ class Inbox:
 
         with contextlib.suppress(RuntimeError):  # the caller's loop is gone: nobody to tell
             self._schedule(hand_over)
+
+    def put_last(self, item: Any) -> None:
+        """:meth:`put` the SDK's last item (and set :attr:`last`)."""
+        self.put(item)
+        with contextlib.suppress(RuntimeError):
+            self._schedule(self.last.set)
 
     def close(self) -> None:
         self._send.close()

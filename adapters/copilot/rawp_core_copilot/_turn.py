@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
+import anyio
 from copilot.generated.rpc import (
     PermissionDecision,
     PermissionDecisionApproveOnce,
@@ -24,6 +25,7 @@ from rawp_adapter_sdk import (
 from rawp_adapter_sdk.events import CoreEvent, Stopped
 
 from rawp_adapters import HostToolCall
+from rawp_core_copilot._exit import CliExited
 from rawp_core_copilot._runtime import Asked, HostCalled, Runtime, describe
 from rawp_core_copilot._thread import Inbox, SdkThread
 from rawp_core_copilot._translate import TurnTranslator, tool_input
@@ -47,8 +49,10 @@ async def run_turn(
     try:
         await thread.call(functools.partial(runtime.send, prompt, inbox))
         async for item in inbox.receive:
+            if isinstance(item, CliExited):
+                raise item.error
             if isinstance(item, Asked):
-                await _ask(thread, item, permission)
+                await _ask(thread, item, permission, inbox)
                 continue
             if isinstance(item, HostCalled):
                 await _call_host(thread, env, item)
@@ -62,17 +66,20 @@ async def run_turn(
         inbox.close()
 
 
-async def _ask(thread: SdkThread, asked: Asked, permission: PermissionCallback) -> None:
+async def _ask(
+    thread: SdkThread, asked: Asked, permission: PermissionCallback, inbox: Inbox
+) -> None:
     """Put the question to the Master; reply to the CLI whatever happens (a denial if
-    the turn stops first)."""
+    the turn stops first). The question is withdrawn when the CLI is gone."""
     name, arguments, call_id = describe(asked.request)
     decision: PermissionDecision = PermissionDecisionReject(feedback=STOPPED)
+    question = PermissionRequest(
+        tool_name=name, tool_input=arguments, tool_call_id=call_id, title=f"Run {name}?"
+    )
     try:
-        answer = await permission(
-            PermissionRequest(
-                tool_name=name, tool_input=arguments, tool_call_id=call_id, title=f"Run {name}?"
-            )
-        )
+        answer = await _unless_last(inbox, permission(question))
+        if answer is None:
+            return
         if not isinstance(answer, Allow):
             decision = PermissionDecisionReject(feedback=answer.message)
         elif answer.updated_input is None:
@@ -95,6 +102,21 @@ async def _call_host(thread: SdkThread, env: CoreEnvironment, called: HostCalled
         result = ToolResult(outcome.text, result_type="failure" if outcome.is_error else "success")
     finally:
         thread.call_soon(functools.partial(_reply, called.answer, result))
+
+
+async def _unless_last(inbox: Inbox, waited: Awaitable[T]) -> T | None:
+    """What ``waited`` gives, or None once the inbox's last item is in (it is cancelled)."""
+    given: list[T] = []
+    async with anyio.create_task_group() as group:
+
+        async def withdraw() -> None:
+            await inbox.last.wait()
+            group.cancel_scope.cancel()
+
+        group.start_soon(withdraw)
+        given.append(await waited)
+        group.cancel_scope.cancel()
+    return given[0] if given else None
 
 
 def _reply(answer: asyncio.Future[T], value: T) -> None:
