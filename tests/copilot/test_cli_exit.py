@@ -59,3 +59,17 @@ async def test_a_cli_killed_at_a_permission_question_resolves_it_and_ends_the_tu
     assert not (tmp_path / "notes.txt").exists()
     (error,) = turn.of_type(AgentErrorFrame)
     assert "signal 9" in error.payload.message
+
+
+async def test_a_prompt_after_the_cli_died_between_turns_ends_with_the_exit_and_the_session(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path) as d:
+        before = await d.prompt("Say hello.")
+        kill_cli()
+        turn = await d.prompt("Say hello.", timeout=ENDS_WITHIN_S)
+        await d.closed(timeout=ENDS_WITHIN_S)
+    assert before.stop_reason == "end_turn"
+    assert turn.stop_reason == "error"
+    (error,) = turn.of_type(AgentErrorFrame)
+    assert "signal 9" in error.payload.message

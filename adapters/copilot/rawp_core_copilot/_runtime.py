@@ -22,6 +22,7 @@ from copilot import (
     ToolInvocation,
     ToolSet,
 )
+from copilot._jsonrpc import ProcessExitedError
 from copilot.generated.rpc import PermissionDecision, PermissionDecisionReject
 from copilot.session import PermissionInvocation
 from copilot.tools import ToolResult
@@ -127,6 +128,7 @@ class Runtime:
         self._session: CopilotSession | None = None
         self._inbox: Inbox | None = None
         self._exited: CoreError | None = None
+        self._cli_process: Any = None
         self.host_tools: Sequence[HostTool] = ()
         """The Master's published tools; :meth:`publish` changes them once open."""
 
@@ -166,6 +168,7 @@ class Runtime:
         rpc = client._client
         if rpc is None:
             return
+        self._cli_process = rpc.process
         previous = rpc.on_close
 
         def closed() -> None:
@@ -224,7 +227,11 @@ class Runtime:
         self._inbox = inbox
         if self._exited is not None:
             raise self._exited
-        await self._session.send(prompt)
+        try:
+            await self._session.send(prompt)
+        except ProcessExitedError as exc:  # the CLI died, its reader not yet told
+            self._exited = exit_error(self._cli_process)
+            raise self._exited from exc
 
     def end_turn(self) -> None:
         self._inbox = None
