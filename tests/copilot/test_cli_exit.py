@@ -10,9 +10,17 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rawp_adapters.frames import AgentErrorFrame, InteractionRequestFrame, SessionClosedFrame
+from rawp_adapters.frames import (
+    AgentErrorFrame,
+    InteractionRequestFrame,
+    SessionClosedFrame,
+    ToolCatalogUpdatedFrame,
+    ToolInvokeRequestFrame,
+    ToolInvokeResultFrame,
+)
 from rawp_adapters.testing import never_answer
 from tests.copilot.sessions import WRITE_PROMPT, copilot_session
+from tests.copilot.test_host_tools import CALL_ECHO, ECHO
 from tests.support.llm_openai import ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
@@ -59,6 +67,28 @@ async def test_a_cli_killed_at_a_permission_question_resolves_it_and_ends_the_tu
     assert not (tmp_path / "notes.txt").exists()
     (error,) = turn.of_type(AgentErrorFrame)
     assert "signal 9" in error.payload.message
+
+
+async def test_a_cli_killed_while_the_master_runs_a_host_tool_cancels_that_call_and_ends_the_turn(
+    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
+) -> None:
+    async with copilot_session(llm, copilot_cli, tmp_path) as d:
+        await d.send(d.control.publish_tools([ECHO]))
+        await d.wait_for(ToolCatalogUpdatedFrame)
+        start = await d.start_prompt(CALL_ECHO)
+        request = await d.wait_for(
+            ToolInvokeRequestFrame, where=lambda f: f.payload.executor == "master"
+        )
+        kill_cli()  # the Master never answers the call: only the CLI's exit ends it
+        turn = await d.wait_turn(start.payload.turn_id, timeout=ENDS_WITHIN_S)
+        await d.closed(timeout=ENDS_WITHIN_S)
+    assert turn.stop_reason == "error"
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert result.payload.invocation_id == request.payload.invocation_id
+    assert result.payload.resolution == "cancelled"
+    (error,) = turn.of_type(AgentErrorFrame)
+    assert "signal 9" in error.payload.message
+    assert error.payload.severity == "fatal"
 
 
 async def test_a_prompt_after_the_cli_died_between_turns_ends_with_the_exit_and_the_session(

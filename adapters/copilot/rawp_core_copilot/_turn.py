@@ -55,7 +55,7 @@ async def run_turn(
                 await _ask(thread, item, permission, inbox)
                 continue
             if isinstance(item, HostCalled):
-                await _call_host(thread, env, item)
+                await _call_host(thread, env, item, inbox)
                 continue
             for event in translator.translate(item, cancelled=cancelled()):
                 yield event
@@ -90,15 +90,20 @@ async def _ask(
         thread.call_soon(functools.partial(_reply, asked.answer, decision))
 
 
-async def _call_host(thread: SdkThread, env: CoreEnvironment, called: HostCalled) -> None:
+async def _call_host(
+    thread: SdkThread, env: CoreEnvironment, called: HostCalled, inbox: Inbox
+) -> None:
     """Have the session call the Master's tool (asking first); its result goes to the CLI
-    whatever happens (a failure if the turn stops first)."""
+    whatever happens (a failure if the turn stops first). The call is cancelled when the
+    CLI is gone."""
     result = ToolResult(STOPPED, result_type="failure")
     try:
         call = HostToolCall(
             called.call_id, called.tool_name, tool_input(called.arguments), permission=True
         )
-        outcome = await env.call_host_tool(call, None)
+        outcome = await _unless_last(inbox, env.call_host_tool(call, None))
+        if outcome is None:
+            return
         result = ToolResult(outcome.text, result_type="failure" if outcome.is_error else "success")
     finally:
         thread.call_soon(functools.partial(_reply, called.answer, result))
