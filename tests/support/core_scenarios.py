@@ -1,0 +1,105 @@
+"""The SDK cores that exist as plugins (openai-agents, pydantic-ai, copilot), each on the
+project's scripted Chat Completions server, for the scenarios every one of them must
+pass (``tests/sdk_cores/``). Each core says how it is set up against the server, what
+its own write tool is called, and what ``session.capabilities`` must tell of it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from rawp_adapter_sdk import SdkAdapter
+
+from rawp_adapters import AgentMetadata
+from tests.copilot.conftest import installed_cli
+from tests.support.llm_openai import ScriptedOpenAI
+
+
+@dataclass(frozen=True)
+class ScriptedCore:
+    """An SDK core as the scenarios drive it."""
+
+    name: str
+    options: Callable[[ScriptedOpenAI], dict[str, Any]]
+    """Its ``core_options`` against the scripted server (no HTTP retries)."""
+    write_tool: str
+    """Its own file write (``path``, ``content``), asked about first."""
+    version: Callable[[], str]
+    """What ``session.capabilities`` must give as the agent's version."""
+    features: frozenset[str]
+    """The features ``session.capabilities`` must report true."""
+
+    def settings(self, llm: ScriptedOpenAI, **settings: Any) -> dict[str, Any]:
+        """The sdk adapter's settings for this core on ``llm``."""
+        return {"core": self.name, "core_options": self.options(llm)} | settings
+
+    def adapter(self, llm: ScriptedOpenAI, **settings: Any) -> SdkAdapter:
+        return SdkAdapter.from_settings(self.settings(llm, **settings))
+
+    def agent(self, llm: ScriptedOpenAI) -> AgentMetadata:
+        """The core as an installed agent (a sub-agent's, say)."""
+        return AgentMetadata(adapter_type="sdk", settings=self.settings(llm))
+
+    def write_prompt(self, path: str, content: str) -> str:
+        """What makes the scripted model call the core's write tool once."""
+        return f'CALL_TOOL {self.write_tool} {{"path": "{path}", "content": "{content}"}}'
+
+
+def _version(distribution: str, prefix: str = "") -> Callable[[], str]:
+    return lambda: prefix + importlib.metadata.version(distribution)
+
+
+def _openai_agents(llm: ScriptedOpenAI) -> dict[str, Any]:
+    return {"base_url": llm.base_url, "api_key": "scripted", "model": llm.model, "max_retries": 0}
+
+
+def _pydantic_ai(llm: ScriptedOpenAI) -> dict[str, Any]:
+    return {"base_url": llm.base_url, "model": llm.model, "max_retries": 0}
+
+
+def _copilot(llm: ScriptedOpenAI) -> dict[str, Any]:
+    cli = installed_cli()
+    if cli is None:
+        pytest.skip("the Copilot CLI is not installed (scripts/install-copilot installs it)")
+    return {"base_url": llm.base_url, "model": llm.model, "cli_path": str(cli)}
+
+
+COPILOT_CLI_VERSION = "1.0.102"
+_TOOLS_AND_QUESTIONS = {"thinking", "tool_events", "permission_requests", "abort", "host_tools"}
+
+CORES = (
+    ScriptedCore(
+        "openai-agents",
+        _openai_agents,
+        write_tool="write_file",
+        version=_version("openai-agents"),
+        features=frozenset(_TOOLS_AND_QUESTIONS | {"model_change", "model_list"}),
+    ),
+    ScriptedCore(
+        "pydantic-ai",
+        _pydantic_ai,
+        write_tool="write",
+        version=_version("pydantic-ai-slim", "pydantic-ai-slim "),
+        features=frozenset(_TOOLS_AND_QUESTIONS | {"model_change", "model_list"}),
+    ),
+    ScriptedCore(
+        "copilot",
+        _copilot,
+        write_tool="write",
+        version=lambda: (
+            f"github-copilot-sdk {importlib.metadata.version('github-copilot-sdk')}; "
+            f"@github/copilot {COPILOT_CLI_VERSION}"
+        ),
+        features=frozenset(_TOOLS_AND_QUESTIONS),
+    ),
+)
+"""Every SDK core plugin the project ships, as the scenarios drive it."""
+
+
+@pytest.fixture(params=CORES, ids=[core.name for core in CORES])
+def scripted_core(request: pytest.FixtureRequest) -> ScriptedCore:
+    core: ScriptedCore = request.param
+    return core
