@@ -7,7 +7,7 @@
 - :func:`check_frames` / :func:`assert_valid_stream`: the invariant checker
   (capabilities first, seq contiguous from 1, turn start/end pairing, error before
   an error end, tool call pairing, every interaction resolved, nothing after
-  ``session.closed``).
+  ``session.closed``); :class:`StreamChecker` runs it frame by frame on a live stream.
 - The conformance kit: describe an adapter as a :class:`ConformanceSubject` (how to
   build it, which :class:`Prompts` make its agent answer, call a tool, stay busy) and
   :func:`check_adapter` runs every rule of :data:`RULES` (tiers MUST, CAPABILITY,
@@ -36,6 +36,7 @@ from rawp_adapters.testing._function import (
 )
 from rawp_adapters.testing._invariants import (
     InvariantError,
+    StreamChecker,
     Violation,
     assert_valid_stream,
     check_frames,
@@ -64,6 +65,7 @@ __all__ = [
     "SessionDriver",
     "SessionLike",
     "SessionOpener",
+    "StreamChecker",
     "TurnFunction",
     "TurnRecord",
     "Violation",

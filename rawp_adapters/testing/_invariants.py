@@ -171,6 +171,54 @@ class _Checker:
         self.closed_at = index
 
 
+class StreamChecker:
+    """The invariant checker fed one frame at a time, for a stream watched as it
+    arrives: :meth:`feed` returns the rules a frame breaks, :meth:`finish` those broken
+    by where the stream stopped. :func:`check_frames` is this over a whole stream."""
+
+    def __init__(self) -> None:
+        self._checker = _Checker()
+        self._index = -1
+
+    def feed(self, raw: Envelope | dict[str, Any] | str | bytes) -> list[Violation]:
+        """The rules ``raw`` breaks, given every frame fed before it."""
+        checker = self._checker
+        before = len(checker.violations)
+        try:
+            frame = _as_frame(raw)
+        except (FrameError, ValueError) as exc:
+            checker.fail("valid-frames", self._index + 1, str(exc))
+            return checker.violations[before:]
+        if getattr(frame, "type", "") in CONTROL_FRAME_TYPES:
+            checker.control(self._index, frame)
+        else:
+            self._index += 1
+            checker.client(self._index, frame)
+        return checker.violations[before:]
+
+    def finish(self, *, complete: bool = True) -> list[Violation]:
+        """The rules broken by the stream ending here (``complete``: it should have
+        ended with ``session.closed``)."""
+        checker = self._checker
+        before = len(checker.violations)
+        index = self._index
+        if index < 0:
+            checker.fail("capabilities-first", 0, "no frames")
+        if complete and checker.closed_at is None:
+            checker.fail("closed-last", index, "the stream does not end with session.closed")
+        for interaction_id in checker.open_interactions:
+            checker.fail(
+                "interactions-resolved", index, f"interaction {interaction_id} never resolved"
+            )
+        if checker.pending_unknown_answers:
+            checker.fail(
+                "interactions-resolved",
+                index,
+                f"{checker.pending_unknown_answers} answer(s) to unknown interactions not reported",
+            )
+        return checker.violations[before:]
+
+
 def check_frames(
     frames: Iterable[Envelope | dict[str, Any] | str | bytes], *, complete: bool = True
 ) -> list[Violation]:
@@ -181,32 +229,9 @@ def check_frames(
     interactions were answered). ``complete`` says the stream should end with
     ``session.closed``.
     """
-    checker = _Checker()
-    index = -1
-    for raw in frames:
-        try:
-            frame = _as_frame(raw)
-        except (FrameError, ValueError) as exc:
-            checker.fail("valid-frames", index + 1, str(exc))
-            continue
-        if getattr(frame, "type", "") in CONTROL_FRAME_TYPES:
-            checker.control(index, frame)
-            continue
-        index += 1
-        checker.client(index, frame)
-    if index < 0:
-        checker.fail("capabilities-first", 0, "no frames")
-    if complete and checker.closed_at is None:
-        checker.fail("closed-last", index, "the stream does not end with session.closed")
-    for interaction_id in checker.open_interactions:
-        checker.fail("interactions-resolved", index, f"interaction {interaction_id} never resolved")
-    if checker.pending_unknown_answers:
-        checker.fail(
-            "interactions-resolved",
-            index,
-            f"{checker.pending_unknown_answers} answer(s) to unknown interactions not reported",
-        )
-    return checker.violations
+    checker = StreamChecker()
+    violations = [violation for raw in frames for violation in checker.feed(raw)]
+    return violations + checker.finish(complete=complete)
 
 
 def assert_valid_stream(
