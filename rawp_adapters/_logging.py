@@ -3,7 +3,9 @@
 If the application configured structlog, its configuration is used. Otherwise the
 events go to the standard ``logging`` module (key=value text), so nothing is
 printed to stdout, the level is the application's, and a ``--stdio`` bridge
-keeps stdout for frames.
+keeps stdout for frames. Each record carries ``trace_id`` and ``span_id`` while a
+span is current (an application with its own configuration adds
+:func:`rawp_adapters.telemetry.trace_ids` to its processors for that).
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from typing import Any
 import structlog
 from structlog.stdlib import BoundLogger
 
+from rawp_adapters._telemetry import trace_ids
+
 _PROCESSORS: list[structlog.typing.Processor] = [
     structlog.stdlib.filter_by_level,
+    trace_ids,
     structlog.processors.format_exc_info,
     structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=False),
 ]

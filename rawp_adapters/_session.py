@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -78,6 +78,12 @@ from rawp_adapters._protocol import (
     TurnClosed,
 )
 from rawp_adapters._queue import FrameQueue
+from rawp_adapters._telemetry import attach, session_telemetry
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +162,18 @@ class Session:
             session_id=session_id, adapter_type=adapter.adapter_type
         )
         self._queue: FrameQueue[ClientFrame] = FrameQueue(options.frame_buffer)
+        self._telemetry = telemetry = session_telemetry(session_id, adapter.adapter_type)
+        sink: Callable[[ClientFrame], None] = self._queue.put
+        sink_many: Callable[[list[ClientFrame]], None] = self._queue.put_many
+        if telemetry is not None:
+            sink, sink_many = (
+                _observed(sink, telemetry.observe),
+                _observed(sink_many, telemetry.observe_many),
+            )
         self._protocol = SessionProtocol(
             session_id,
-            sink=self._queue.put,
-            sink_many=self._queue.put_many,
+            sink=sink,
+            sink_many=sink_many,
             log=self._log,
             limits=Limits(
                 frame_buffer=options.frame_buffer,
@@ -183,6 +197,8 @@ class Session:
         self._tasks: set[anyio.CancelScope] = set()
         self._tasks_stopped = False
         self._context = _Context(self)
+        if telemetry is not None:
+            self._protocol.on_prompt = telemetry.prompt
 
     # ------------------------------------------------------------ host side
 
@@ -216,6 +232,12 @@ class Session:
 
     async def wait_closed(self) -> None:
         await self._closed.wait()
+
+    def tool_call_context(self, invocation_id: str) -> Context | None:
+        """The trace context of a running tool call (its ``execute_tool`` span), for
+        the Master's code that runs it; ``None`` when telemetry is off."""
+        telemetry = self._telemetry
+        return telemetry.tool_context(invocation_id) if telemetry is not None else None
 
     async def send(self, frame: ControlFrame | UnknownFrame) -> None:
         """Hand one control frame to the session.
@@ -316,8 +338,12 @@ class Session:
 
     async def _start(self) -> None:
         failure: AgentError | None = None
+        telemetry = self._telemetry
         try:
-            with anyio.fail_after(self.options.start_timeout):
+            with (
+                anyio.fail_after(self.options.start_timeout),
+                attach(telemetry.start_context() if telemetry is not None else None),
+            ):
                 await self.adapter.start(self._context)
         except TimeoutError:
             failure = AgentError(
@@ -366,7 +392,9 @@ class Session:
             try:
                 if task.after is not None:
                     await task.after.wait()
-                result = await self.adapter.prompt(turn)
+                telemetry = self._telemetry
+                with attach(telemetry.turn_context(turn.turn_id) if telemetry else None):
+                    result = await self.adapter.prompt(turn)
             except Exception as exc:
                 error = self._failure(exc, "adapter prompt raised", turn_id=turn.turn_id)
         self._carry_out(self._protocol.turn_finished(turn.turn_id, result, error))
@@ -584,6 +612,16 @@ class Session:
                 default=math.inf,
             )
             sleep = self._deadline_sleep = anyio.CancelScope(deadline=earliest)
+
+
+def _observed(sink: Callable[[_T], None], observe: Callable[[_T], None]) -> Callable[[_T], None]:
+    """``sink``, each frame (or batch) shown to telemetry first."""
+
+    def observed(frames: _T) -> None:
+        observe(frames)
+        sink(frames)
+
+    return observed
 
 
 class _Context:

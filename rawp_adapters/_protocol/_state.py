@@ -189,6 +189,8 @@ class SessionProtocol:
         self._log = log
         self._backlogged = backlogged
         self._new_id = new_id
+        self.on_prompt: Callable[[PromptRequestFrame], object] | None = None
+        """Sees each prompt as it is handled, before its turn starts (telemetry)."""
         self._clock = clock
         self._batch_timestamp: str | None = None
         """The clock read once for the payloads of one :meth:`emit_many`."""
@@ -346,6 +348,8 @@ class SessionProtocol:
             return []
         match frame:
             case PromptRequestFrame():
+                if self.on_prompt is not None:
+                    self.on_prompt(frame)
                 return self._on_prompt(frame)
             case PromptAbortFrame():
                 return self._on_abort(frame.payload.turn_id)

@@ -26,6 +26,7 @@ from rawp_adapters._frames import (
 )
 from rawp_adapters._logging import get_logger
 from rawp_adapters._session import Session
+from rawp_adapters._telemetry import attach
 from rawp_adapters.host._answers import Send, _Asking
 from rawp_adapters.host._policies import Policy, Reply, deny_all
 from rawp_adapters.host._tools import HostTools, ToolCall, ToolError, ToolOutput, tool_output
@@ -174,7 +175,9 @@ class Host:
             scope.cancel()
 
     async def _run_call(self, scope: anyio.CancelScope, call: ToolCall) -> None:
-        with scope:
+        # The tool runs in its execute_tool span: what it traces (a sub-agent's turn,
+        # an HTTP call) nests under the call.
+        with scope, attach(self.session.tool_call_context(call.invocation_id)):
             try:
                 result = await self._result_of(call)
                 control = self.session.control

@@ -16,6 +16,7 @@ from pydantic import Field
 from rawp_adapters._adapter import AdapterSettings
 from rawp_adapters._errors import StartFailed
 from rawp_adapters._frames import DPS_VERSION
+from rawp_adapters._telemetry import trace_environment
 
 SESSION_ID_VAR = "RAWP_SESSION_ID"
 """Carries the session's id to the agent and marks its processes (see :data:`Marker`)."""
@@ -127,7 +128,11 @@ def agent_environment(
     """The environment by ``env_policy`` (from ``parent``, default this process's) less
     what the :class:`HostEnvironment` withholds, then ``settings.env``, then the adapter's
     ``extra``, then ``RAWP_SESSION_ID``, ``RAWP_WORKSPACE_PATH`` and
-    ``RAWP_DPS_VERSION``, which always win."""
+    ``RAWP_DPS_VERSION``, which always win.
+
+    While a span is current (the session's ``create_agent`` when tracing is on), the
+    agent also gets its ``TRACEPARENT`` and the host's ``OTEL_*`` settings (bar
+    exporter headers, which may hold credentials), to join the trace if it traces."""
     parent = os.environ if parent is None else parent
     host = _HOST_ENVIRONMENT.get()
     names = parent if settings.effective_env_policy() == "inherit" else settings.env_allowlist
@@ -136,12 +141,26 @@ def agent_environment(
         for name in names
         if name in parent and not host.withholds(name, parent[name])
     }
+    tracing = trace_environment()
+    if tracing:
+        env.update(_otel_settings(parent, host))
     env.update(settings.env)
     env.update(extra or {})
+    env.update(tracing)
     env[SESSION_ID_VAR] = session_id
     env["RAWP_WORKSPACE_PATH"] = str(workspace)
     env["RAWP_DPS_VERSION"] = DPS_VERSION
     return env
+
+
+def _otel_settings(parent: Mapping[str, str], host: HostEnvironment) -> dict[str, str]:
+    return {
+        name: value
+        for name, value in parent.items()
+        if name.startswith("OTEL_")
+        and not name.endswith("HEADERS")
+        and not host.withholds(name, value)
+    }
 
 
 def check_workspace(workspace: Path) -> Path:

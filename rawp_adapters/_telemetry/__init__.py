@@ -1,0 +1,15 @@
+"""OpenTelemetry GenAI spans and metrics derived from a session's frames.
+
+Nothing here imports ``opentelemetry`` until a host has configured it (a tracer or
+meter provider set): :func:`session_telemetry` answers ``None`` then, and the
+session runtime does nothing more per frame than it did without telemetry.
+"""
+
+from rawp_adapters._telemetry._switch import (
+    attach,
+    session_telemetry,
+    trace_environment,
+    trace_ids,
+)
+
+__all__ = ["attach", "session_telemetry", "trace_environment", "trace_ids"]
