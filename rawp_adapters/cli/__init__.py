@@ -16,7 +16,7 @@ from rawp_adapters._adapter import HOST_TOOL_TIMEOUT_MS, Adapter, AgentMetadata
 from rawp_adapters._errors import RawpError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES
 from rawp_adapters._registry import create_adapter
-from rawp_adapters.cli import _worker
+from rawp_adapters.cli import _otel, _worker
 from rawp_adapters.cli._commands import (
     adapters_command,
     parse_settings,
@@ -43,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _schema(parser, args)
     if args.command == "check":
         return _run_check(parser, args)
+    refused = _otel.start_exporting(args)
+    if refused is not None:
+        return refused
     if args.command == "worker":
         return _worker.worker_command(args)
     workspace = Path(args.workspace).resolve()
@@ -219,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--workspace", default=".", metavar="DIR", help="the agent's workspace (default: .)"
     )
+    _otel.add_argument(agent)
 
     run = commands.add_parser(
         "run",
@@ -287,11 +291,11 @@ def _add_check(
     common: _CommandParser,
     settings: _CommandParser,
 ) -> None:
-    _worker.add_arguments(
-        commands.add_parser(
-            "worker", parents=[common], help="host sessions for Masters on a NATS server"
-        )
+    worker = commands.add_parser(
+        "worker", parents=[common], help="host sessions for Masters on a NATS server"
     )
+    _worker.add_arguments(worker)
+    _otel.add_argument(worker)
     commands.add_parser(
         "check",
         parents=[common, settings],

@@ -1,0 +1,152 @@
+"""``serve --stdio --otel`` sends a session's spans to an OTLP collector, under the
+Master's ``traceparent``; without OTEL settings the bridge imports nothing of
+OpenTelemetry (its start stays as short as before)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import anyio
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from tests.cli.conftest import Bridge
+from tests.process.helpers import fake_command
+
+pytestmark = pytest.mark.anyio
+
+TRACE_ID, PARENT_ID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+LIST_MODULES_AFTER = (
+    "import sys\n"
+    "from rawp_adapters.cli import main\n"
+    "code = main(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w').write('\\n'.join(sorted(sys.modules)))\n"
+    "sys.exit(code)\n"
+)
+"""``rawp-adapters ARGS`` as the console script runs it, then the modules it imported."""
+
+
+class Collector:
+    """An OTLP/HTTP endpoint on 127.0.0.1 that keeps what is posted to it, by path."""
+
+    def __init__(self) -> None:
+        self.posts: dict[str, list[bytes]] = {}
+        self.url = ""
+
+    @contextmanager
+    def running(self) -> Iterator[Collector]:
+        posts = self.posts
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                posts.setdefault(self.path, []).append(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            server.shutdown()
+            server.server_close()
+
+    def span_names(self) -> dict[str, tuple[str, str]]:
+        """Each exported span's name: its trace id and its parent's span id (hex)."""
+        spans: dict[str, tuple[str, str]] = {}
+        for body in self.posts.get("/v1/traces", []):
+            request = ExportTraceServiceRequest.FromString(body)
+            for resource in request.resource_spans:
+                for scope in resource.scope_spans:
+                    for span in scope.spans:
+                        spans[span.name] = (span.trace_id.hex(), span.parent_span_id.hex())
+        return spans
+
+
+def environment(**otel: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
+    return {**env, **otel}
+
+
+async def serve_one_turn(tmp_path: Path, env: dict[str, str], *options: str) -> set[str]:
+    """A bridge to a fake agent through one prompt carrying the Master's traceparent;
+    the modules the bridge imported."""
+    listed = tmp_path / "modules.txt"
+    settings = {"command": fake_command("--terminal"), "agent_name": "fake"}
+    command = [sys.executable, "-c", LIST_MODULES_AFTER, str(listed)]
+    command += ["serve", "--stdio", *options, "--adapter", "process"]
+    command += ["--settings-json", json.dumps(settings), "--workspace", str(tmp_path)]
+    with (tmp_path / "stderr").open("wb") as stderr:
+        async with await anyio.open_process(command, stderr=stderr, env=env) as process:
+            bridge = Bridge(process)
+            await bridge.until("agent.state.changed", state="idle")
+            prompt = {
+                "type": "control.prompt.request",
+                "session_id": bridge.session_id,
+                "seq": 1,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "metadata": {"traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01"},
+                "payload": {"prompt_id": "p1", "text": "hi"},
+            }
+            await bridge.write(json.dumps(prompt).encode() + b"\n")
+            await bridge.until("session.turn.end")
+            await bridge.close_stdin()
+            await bridge.rest()
+            assert await bridge.exit_code() == 0, (tmp_path / "stderr").read_text()
+    return set(listed.read_text().split())
+
+
+async def test_serve_with_otel_sends_the_turns_span_to_the_collector_under_the_masters(
+    tmp_path: Path,
+) -> None:
+    with Collector().running() as collector:
+        env = environment(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url)
+        await serve_one_turn(tmp_path, env, "--otel")
+    spans = collector.span_names()
+    assert spans["invoke_agent fake"] == (TRACE_ID, PARENT_ID)
+    assert "create_agent fake" in spans
+    assert collector.posts.get("/v1/metrics"), "the metrics are exported too"
+
+
+async def test_a_bridge_without_otel_settings_imports_nothing_of_opentelemetry(
+    tmp_path: Path,
+) -> None:
+    modules = await serve_one_turn(tmp_path, environment())
+    assert "rawp_adapter_process" in modules
+    assert sorted(m for m in modules if m.startswith("opentelemetry")) == []
+
+
+def test_otel_without_the_sdk_installed_names_the_extra_to_install(tmp_path: Path) -> None:
+    hide_sdk = (
+        "import sys\n"
+        "sys.modules['opentelemetry.sdk'] = None\n"
+        "from rawp_adapters.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", hide_sdk, "serve", "--stdio", "--otel", "--adapter", "sdk"],
+        env=environment(),
+        cwd=tmp_path,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert b"pip install 'rawp-adapters[otel]'" in result.stderr
