@@ -20,18 +20,21 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 from rawp_adapter_sdk import CoreEnvironment, CoreError, CoreFeatures, PermissionCallback
 from rawp_adapter_sdk.events import CoreEvent
+from rawp_adapter_sdk.islands import AsyncioIsland
 
 from rawp_adapters.frames import AgentErrorCode, HostTool
 
 if TYPE_CHECKING:
     from rawp_core_copilot._runtime import Runtime
-    from rawp_core_copilot._thread import SdkThread
 
 SDK_DISTRIBUTION = "github-copilot-sdk"
 INSTALL_HINT = "the copilot core needs the GitHub Copilot SDK: pip install rawp-core-copilot"
 DEFAULT_TOOLS = ("write",)
 PROVIDER_TYPES = ("openai", "azure", "anthropic")
 WIRE_APIS = ("completions", "responses")
+SDK_THREAD = "rawp-copilot"
+"""The SDK's loop runs in a thread of this name on either backend: on the session's
+loop, stopping the SDK would block it (it joins its reader threads, up to 1 s each)."""
 
 
 def _check(name: str, value: str, allowed: Sequence[str]) -> None:
@@ -77,7 +80,7 @@ class CopilotCore:
         self._cli_path = cli_path
         self._tools = list(tools)
         self._cli_version: str | None = None
-        self._thread: SdkThread | None = None
+        self._thread: AsyncioIsland | None = None
         self._runtime: Runtime | None = None
         self._home: Path | None = None
         self._cancelled = False
@@ -107,7 +110,6 @@ class CopilotCore:
         try:
             from rawp_core_copilot._cli import cli_version, find_cli
             from rawp_core_copilot._runtime import Runtime, Settings
-            from rawp_core_copilot._thread import SdkThread
         except ImportError as exc:
             raise CoreError(INSTALL_HINT, code=AgentErrorCode.SPAWN_FAILED, fatal=True) from exc
         cli = find_cli(self._cli_path)
@@ -124,7 +126,7 @@ class CopilotCore:
             home=self._home,
             workspace=Path(env.workspace),
         )
-        self._thread = thread = SdkThread()
+        self._thread = thread = AsyncioIsland(SDK_THREAD, own_thread=True)
         self._runtime = runtime = Runtime(settings)
         runtime.host_tools = self._host_tools
         self._env = env

@@ -27,10 +27,10 @@ from copilot.generated.rpc import PermissionDecision, PermissionDecisionReject
 from copilot.session import PermissionInvocation
 from copilot.tools import ToolResult
 from rawp_adapter_sdk import CoreError
+from rawp_adapter_sdk.islands import Outbox
 
 from rawp_adapters.frames import HostTool
 from rawp_core_copilot._exit import CliExited, exit_error
-from rawp_core_copilot._thread import Inbox
 
 WRITE_TOOL = "write"
 BUILTIN_TOOLS = (WRITE_TOOL,)
@@ -126,7 +126,7 @@ class Runtime:
         self._settings = settings
         self._client: CopilotClient | None = None
         self._session: CopilotSession | None = None
-        self._inbox: Inbox | None = None
+        self._inbox: Outbox[Any] | None = None
         self._exited: CoreError | None = None
         self._cli_process: Any = None
         self.host_tools: Sequence[HostTool] = ()
@@ -222,7 +222,7 @@ class Runtime:
         inbox.put(Asked(request, answer))
         return await answer
 
-    async def send(self, prompt: str, inbox: Inbox) -> None:
+    async def send(self, prompt: str, inbox: Outbox[Any]) -> None:
         assert self._session is not None, "send() before open()"
         self._inbox = inbox
         if self._exited is not None:

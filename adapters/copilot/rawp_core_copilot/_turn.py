@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from copilot.generated.rpc import (
@@ -23,11 +23,11 @@ from rawp_adapter_sdk import (
     PermissionRequest,
 )
 from rawp_adapter_sdk.events import CoreEvent, Stopped
+from rawp_adapter_sdk.islands import AsyncioIsland, Outbox
 
 from rawp_adapters import HostToolCall
 from rawp_core_copilot._exit import CliExited
 from rawp_core_copilot._runtime import Asked, HostCalled, Runtime, describe
-from rawp_core_copilot._thread import Inbox, SdkThread
 from rawp_core_copilot._translate import TurnTranslator, tool_input
 
 T = TypeVar("T")
@@ -37,14 +37,14 @@ EDITED_INPUT = "The user's edited input cannot be given to this tool; it did not
 
 
 async def run_turn(
-    thread: SdkThread,
+    thread: AsyncioIsland,
     runtime: Runtime,
     env: CoreEnvironment,
     prompt: str,
     permission: PermissionCallback,
     cancelled: Callable[[], bool],
 ) -> AsyncIterator[CoreEvent]:
-    inbox = Inbox()
+    inbox: Outbox[Any] = Outbox()
     translator = TurnTranslator(host_tools={tool.name for tool in runtime.host_tools})
     try:
         await thread.call(functools.partial(runtime.send, prompt, inbox))
@@ -67,7 +67,7 @@ async def run_turn(
 
 
 async def _ask(
-    thread: SdkThread, asked: Asked, permission: PermissionCallback, inbox: Inbox
+    thread: AsyncioIsland, asked: Asked, permission: PermissionCallback, inbox: Outbox[Any]
 ) -> None:
     """Put the question to the Master; reply to the CLI whatever happens (a denial if
     the turn stops first). The question is withdrawn when the CLI is gone."""
@@ -91,7 +91,7 @@ async def _ask(
 
 
 async def _call_host(
-    thread: SdkThread, env: CoreEnvironment, called: HostCalled, inbox: Inbox
+    thread: AsyncioIsland, env: CoreEnvironment, called: HostCalled, inbox: Outbox[Any]
 ) -> None:
     """Have the session call the Master's tool (asking first); its result goes to the CLI
     whatever happens (a failure if the turn stops first). The call is cancelled when the
@@ -109,7 +109,7 @@ async def _call_host(
         thread.call_soon(functools.partial(_reply, called.answer, result))
 
 
-async def _unless_last(inbox: Inbox, waited: Awaitable[T]) -> T | None:
+async def _unless_last(inbox: Outbox[Any], waited: Awaitable[T]) -> T | None:
     """What ``waited`` gives, or None once the inbox's last item is in (it is cancelled)."""
     given: list[T] = []
     async with anyio.create_task_group() as group:

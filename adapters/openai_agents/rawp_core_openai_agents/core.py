@@ -3,8 +3,9 @@
 An ``Agent`` with the Master's settings (instructions, model, tools) runs each prompt
 streamed (``Runner.run_streamed``) through ``OpenAIChatCompletionsModel`` on an
 ``AsyncOpenAI`` client (``base_url`` for any OpenAI-compatible server). The SDK runs
-only on asyncio, so it runs on an asyncio loop of its own (:class:`Island`) whatever
-the host's loop is; its events are translated there and handed over without blocking.
+only on asyncio, so it runs on an asyncio island (``rawp_adapter_sdk.islands``): the
+session's loop on asyncio, a loop in a thread of its own on trio; its events are
+translated there and handed over without blocking.
 
 A tool that needs approval pauses the run with interruptions: each is one PERMISSION
 question (asked together, answered in any order); allow → ``state.approve`` (the SDK
@@ -17,16 +18,15 @@ unless ``tracing=True``. The SDK is imported only when the core starts.
 
 from __future__ import annotations
 
-import math
+import contextlib
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from anyio.lowlevel import EventLoopToken, current_token
 from rawp_adapter_sdk import (
     Allow,
     CoreEnvironment,
@@ -38,10 +38,10 @@ from rawp_adapter_sdk import (
     PermissionRequest,
 )
 from rawp_adapter_sdk.events import CoreEvent, Stopped, ToolFinished
+from rawp_adapter_sdk.islands import AsyncioIsland, Emit, Finished
 
 from rawp_adapters import HostToolCall, HostToolOutcome, ModelState, OperationRejected
 from rawp_adapters.frames import AgentErrorCode, HostTool, ModelInfo
-from rawp_core_openai_agents._island import Island, Outbox, on_host
 from rawp_core_openai_agents._stream import TurnTranslator, field_of, parse_arguments
 
 if TYPE_CHECKING:
@@ -66,9 +66,6 @@ class _End:
     """The run's state when it paused with interruptions, taken on the island as it
     ended (before the questions are asked, not after the answers)."""
     error: Exception | None = None
-
-
-_Item = list[CoreEvent] | _End
 
 
 class OpenAIAgentsCore:
@@ -109,12 +106,11 @@ class OpenAIAgentsCore:
         self.tracing = tracing
         self._version: str | None = None
         self._env: CoreEnvironment | None = None
-        self._island: Island | None = None
+        self._island: AsyncioIsland | None = None
         self._client: AsyncOpenAI | None = None
         self._own_tools: list[FunctionTool] = []
         self._host_tools: list[FunctionTool] = []
         self._history: list[Any] = []
-        self._token: EventLoopToken | None = None
         self._failed: set[str] = set()
         self._edited: dict[str, dict[str, Any]] = {}
         self._cancelled = False
@@ -172,8 +168,7 @@ class OpenAIAgentsCore:
             failed=self._fail,
             edited=self._edited,
         )
-        self._island = Island(f"rawp-openai-agents-{env.session_id}")
-        self._island.start()
+        self._island = AsyncioIsland(f"rawp-openai-agents-{env.session_id}")
 
     async def publish_tools(self, tools: Sequence[HostTool]) -> None:
         from rawp_core_openai_agents._tools import host_tools
@@ -214,7 +209,6 @@ class OpenAIAgentsCore:
     async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
         assert self._island is not None, "run() before start()"
         self._cancelled = False
-        self._token = current_token()
         self._failed = set()
         self._edited.clear()
         translator = TurnTranslator(
@@ -227,12 +221,13 @@ class OpenAIAgentsCore:
         ]
         while True:
             end = _End()
-            async for item in self._stream(agent, run_input, translator):
-                if isinstance(item, _End):
-                    end = item
-                else:
-                    for event in item:
-                        yield event
+            async with contextlib.aclosing(self._stream(agent, run_input, translator)) as streamed:
+                async for item in streamed:
+                    if isinstance(item, Finished):
+                        end = item.value or _End(error=RuntimeError(f"stopped: {item.error!r}"))
+                    else:
+                        for event in item:
+                            yield event
             if self._cancelled:
                 yield Stopped("cancelled")
                 return
@@ -261,33 +256,25 @@ class OpenAIAgentsCore:
             assert end.state is not None
             run_input = _resume(end.state, items, decisions)
 
-    async def _stream(
+    def _stream(
         self, agent: Agent[Any], run_input: list[Any] | RunState[Any], translator: TurnTranslator
-    ) -> AsyncIterator[_Item]:
+    ) -> AsyncGenerator[list[CoreEvent] | Finished[_End]]:
         """What one streamed run of the SDK gives, ending with its :class:`_End`."""
         assert self._island is not None
-        assert self._token is not None
-        send, receive = anyio.create_memory_object_stream[_Item](math.inf)
-        future = self._island.submit(
-            self._drive(agent, run_input, translator, Outbox(self._token, send))
-        )
-        try:
-            with receive, send:
-                async for item in receive:
-                    yield item
-                    if isinstance(item, _End):
-                        return
-        finally:
-            future.cancel()
+
+        async def drive(emit: Emit[list[CoreEvent]]) -> _End:
+            return await self._drive(agent, run_input, translator, emit)
+
+        return self._island.stream(drive)
 
     async def _drive(
         self,
         agent: Agent[Any],
         run_input: list[Any] | RunState[Any],
         translator: TurnTranslator,
-        outbox: Outbox[_Item],
-    ) -> None:
-        """On the island: run the SDK streamed, sending the translated events."""
+        emit: Emit[list[CoreEvent]],
+    ) -> _End:
+        """On the island: run the SDK streamed, emitting the translated events."""
         from agents import Runner
 
         try:
@@ -300,13 +287,13 @@ class OpenAIAgentsCore:
             async for event in result.stream_events():
                 events = translator.translate(event)
                 if events:
-                    outbox.put(events)
-            outbox.put(translator.close_block())
+                    emit(events)
+            emit(translator.close_block())
             state = result.to_state() if result.interruptions else None
-            outbox.put(_End(result=result, state=state))
+            return _End(result=result, state=state)
         except Exception as exc:
-            outbox.put(translator.close_block())
-            outbox.put(_End(error=exc))
+            emit(translator.close_block())
+            return _End(error=exc)
         finally:
             self._running = None
 
@@ -337,10 +324,10 @@ class OpenAIAgentsCore:
 
     async def _call_host(self, call: HostToolCall) -> HostToolOutcome:
         """On the island: the Master runs one of its tools (the host's loop asks it)."""
-        env, token = self._env, self._token
+        env, island = self._env, self._island
         assert env is not None
-        assert token is not None
-        return await on_host(token, lambda: env.call_host_tool(call, None))
+        assert island is not None
+        return await island.on_host(lambda: env.call_host_tool(call, None))
 
 
 def _call_id(item: ToolApprovalItem) -> str:

@@ -1,5 +1,5 @@
 """The pydantic-ai side of the core: an ``Agent`` on an OpenAI-compatible model, run
-one step of a turn at a time on the SDK loop (see :mod:`._loop`).
+one step of a turn at a time on the core's asyncio island (``rawp_adapter_sdk.islands``).
 
 A step is one pydantic-ai run: it ends with the model's answer, or with
 ``DeferredToolRequests`` when the model called a tool that needs the Master (a gated
@@ -22,8 +22,9 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.toolsets.external import ExternalToolset
 from pydantic_ai.usage import RunUsage
+from rawp_adapter_sdk.events import CoreEvent
+from rawp_adapter_sdk.islands import Emit
 
-from rawp_core_pydantic_ai._loop import Emit
 from rawp_core_pydantic_ai._tools import builtin_toolset
 from rawp_core_pydantic_ai._translate import TurnTranslator
 
@@ -51,7 +52,7 @@ class ModelOptions:
 
 
 class SdkAgent:
-    """The ``Agent`` of one session. Lives on the SDK loop."""
+    """The ``Agent`` of one session. Lives on the core's island."""
 
     def __init__(self, options: ModelOptions, workspace: Path) -> None:
         api_key = options.api_key or os.environ.get("OPENAI_API_KEY") or UNUSED_API_KEY
@@ -70,7 +71,7 @@ class SdkAgent:
 
     async def step(
         self,
-        emit: Emit,
+        emit: Emit[CoreEvent],
         *,
         model: str,
         prompt: str | None,
@@ -99,6 +100,6 @@ class SdkAgent:
         await self._client.close()
 
 
-def _emit_all(emit: Emit, translator: TurnTranslator, event: AgentStreamEvent) -> None:
+def _emit_all(emit: Emit[CoreEvent], translator: TurnTranslator, event: AgentStreamEvent) -> None:
     for core_event in translator.translate(event):
         emit(core_event)

@@ -15,17 +15,19 @@ from typing import TYPE_CHECKING
 import anyio
 from rawp_adapter_sdk import CoreEnvironment, CoreError, CoreFeatures, PermissionCallback
 from rawp_adapter_sdk.events import CoreEvent
+from rawp_adapter_sdk.islands import AsyncioIsland
 
 from rawp_adapters import ModelState, OperationRejected
 from rawp_adapters.frames import AgentErrorCode, HostTool, ModelInfo
 
 if TYPE_CHECKING:
-    from rawp_core_pydantic_ai._loop import SdkLoop
     from rawp_core_pydantic_ai._turn import Conversation
 
 SDK_DISTRIBUTION = "pydantic-ai-slim"
 INSTALL_HINT = "the pydantic-ai core needs pydantic-ai: pip install rawp-core-pydantic-ai"
 DEFAULT_TOOLS = ("write",)
+SDK_THREAD = "rawp-pydantic-ai"
+"""The name of the SDK's thread, on trio (on asyncio it runs on the session's loop)."""
 
 
 class PydanticAiCore:
@@ -62,7 +64,7 @@ class PydanticAiCore:
         self._instructions = instructions
         self._tools = list(tools)
         self._max_retries = max_retries
-        self._loop: SdkLoop | None = None
+        self._island: AsyncioIsland | None = None
         self._conversation: Conversation | None = None
         self._host_tools: list[HostTool] = []
 
@@ -92,7 +94,6 @@ class PydanticAiCore:
     async def start(self, env: CoreEnvironment) -> None:
         try:
             from rawp_core_pydantic_ai._agent import ModelOptions, SdkAgent
-            from rawp_core_pydantic_ai._loop import SdkLoop
             from rawp_core_pydantic_ai._turn import Conversation
         except ImportError as exc:
             raise CoreError(INSTALL_HINT, code=AgentErrorCode.SPAWN_FAILED, fatal=True) from exc
@@ -104,19 +105,19 @@ class PydanticAiCore:
             instructions=self._instructions,
             tools=self._tools,
         )
-        self._loop = loop = SdkLoop()
+        self._island = island = AsyncioIsland(SDK_THREAD)
         workspace = Path(env.workspace)
 
         async def build() -> SdkAgent:
             return SdkAgent(options, workspace)
 
         try:
-            sdk = await loop.call(build)
+            sdk = await island.call(build)
         except BaseException:
-            self._loop = None
-            await loop.stop()
+            self._island = None
+            await island.stop()
             raise
-        self._conversation = Conversation(sdk=sdk, loop=loop, env=env, model=self._model)
+        self._conversation = Conversation(sdk=sdk, island=island, env=env, model=self._model)
         self._conversation.host_tools = self._host_tools
 
     async def publish_tools(self, tools: Sequence[HostTool]) -> None:
@@ -157,16 +158,16 @@ class PydanticAiCore:
     async def cancel(self) -> None:
         if self._conversation is not None:
             self._conversation.cancelled.set()
-        if self._loop is not None:
-            self._loop.cancel()
+        if self._island is not None:
+            self._island.cancel_jobs()
 
     async def close(self) -> None:
-        loop, conversation = self._loop, self._conversation
-        self._loop = self._conversation = None
-        if loop is None:
+        island, conversation = self._island, self._conversation
+        self._island = self._conversation = None
+        if island is None:
             return
-        loop.cancel()
+        island.cancel_jobs()
         if conversation is not None:
             with anyio.CancelScope(shield=True):
-                await loop.call(conversation.sdk.close)
-        await loop.stop()
+                await island.call(conversation.sdk.close)
+        await island.stop()

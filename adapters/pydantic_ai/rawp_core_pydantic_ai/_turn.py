@@ -22,11 +22,11 @@ from rawp_adapter_sdk import (
     PermissionRequest,
 )
 from rawp_adapter_sdk.events import CoreEvent, Stopped, UsageReport
+from rawp_adapter_sdk.islands import AsyncioIsland, Finished
 
 from rawp_adapters import HostToolCall
 from rawp_adapters.frames import HostTool
 from rawp_core_pydantic_ai._agent import SdkAgent, Step
-from rawp_core_pydantic_ai._loop import Finished, SdkLoop
 from rawp_core_pydantic_ai._tools import host_toolset
 from rawp_core_pydantic_ai._translate import TurnTranslator, tool_input
 
@@ -38,7 +38,7 @@ class Conversation:
     """What lasts from turn to turn (touched only between the SDK's steps)."""
 
     sdk: SdkAgent
-    loop: SdkLoop
+    island: AsyncioIsland
     env: CoreEnvironment
     model: str
     history: list[ModelMessage] = field(default_factory=list)
@@ -74,7 +74,7 @@ async def run_turn(
         )
         step: Step | None = None
         failure: BaseException | None = None
-        async with contextlib.aclosing(c.loop.stream(job)) as items:
+        async with contextlib.aclosing(c.island.stream(job)) as items:
             async for item in items:
                 if isinstance(item, Finished):
                     step, failure = item.value, item.error
