@@ -40,11 +40,13 @@ async def copilot_session(
     *,
     policy: Policy = allow_all,
     timeout_ms: int = 30_000,
+    **options: Any,
 ) -> AsyncIterator[SessionDriver[Any]]:
-    """A checked session on the core; on exit, asserts the SDK's thread is gone."""
+    """A checked session on the core (``options`` added to its ``core_options``); on
+    exit, asserts the SDK's thread is gone."""
     before = sdk_threads()
     adapter = SdkAdapter.from_settings(
-        core_settings(llm, cli) | {"permission_timeout_ms": timeout_ms}
+        core_settings(llm, cli, **options) | {"permission_timeout_ms": timeout_ms}
     )
     async with drive(
         adapter, workspace=workspace, policy=policy, timeout=60, options=SessionOptions()

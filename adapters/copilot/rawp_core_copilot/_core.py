@@ -18,14 +18,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import anyio
-from rawp_adapter_sdk import CoreEnvironment, CoreError, CoreFeatures, PermissionCallback
+from rawp_adapter_sdk import (
+    Compaction,
+    CoreEnvironment,
+    CoreError,
+    CoreFeatures,
+    PermissionCallback,
+)
 from rawp_adapter_sdk.events import CoreEvent
 from rawp_adapter_sdk.islands import AsyncioIsland
 
-from rawp_adapters.frames import AgentErrorCode, HostTool
+from rawp_adapters import ModelState, OperationRejected
+from rawp_adapters.frames import AgentErrorCode, Delivery, HostTool, ModelInfo
 
 if TYPE_CHECKING:
-    from rawp_core_copilot._runtime import Runtime
+    from rawp_core_copilot._runtime import Runtime, SendMode
 
 SDK_DISTRIBUTION = "github-copilot-sdk"
 INSTALL_HINT = "the copilot core needs the GitHub Copilot SDK: pip install rawp-core-copilot"
@@ -47,8 +54,9 @@ class CopilotCore:
     ``base_url`` and ``api_key`` of the provider (default: ``COPILOT_PROVIDER_BASE_URL``
     and ``COPILOT_PROVIDER_API_KEY``), ``provider_type`` (``openai``, ``azure`` or
     ``anthropic``), ``wire_api`` (``completions`` or ``responses``), ``cli_path`` (the
-    Copilot CLI; default ``COPILOT_CLI_PATH``) and ``tools`` (the core's own tools to
-    offer; default ``["write"]``, a file write inside the workspace asked about first).
+    Copilot CLI; default ``COPILOT_CLI_PATH``), ``tools`` (the core's own tools to
+    offer; default ``["write"]``, a file write inside the workspace asked about first)
+    and ``models`` (those ``control.model.set`` takes besides ``model``).
     The CLI runs with ``COPILOT_OFFLINE=true`` and no GitHub login."""
 
     def __init__(
@@ -61,6 +69,7 @@ class CopilotCore:
         wire_api: Literal["completions", "responses"] = "completions",
         cli_path: str | None = None,
         tools: Sequence[str] = DEFAULT_TOOLS,
+        models: Sequence[str] = (),
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ValueError(f"model must be a model name: {model!r}")
@@ -70,7 +79,10 @@ class CopilotCore:
         unknown = [name for name in tools if name not in DEFAULT_TOOLS]
         if isinstance(tools, str) or unknown:
             raise ValueError(f"tools must name tools of {list(DEFAULT_TOOLS)}: {tools!r}")
+        if isinstance(models, str) or not all(isinstance(m, str) and m for m in models):
+            raise ValueError(f"models must be a list of model names: {models!r}")
         self._model = model
+        self._models = list(dict.fromkeys([model, *models]))
         self._base_url = base_url
         self._api_key = api_key or os.environ.get("COPILOT_PROVIDER_API_KEY") or "unused"
         _check("provider_type", provider_type, PROVIDER_TYPES)
@@ -103,8 +115,20 @@ class CopilotCore:
     @property
     def features(self) -> CoreFeatures:
         return CoreFeatures(
-            thinking=True, tool_events=True, permission_requests=True, abort=True, host_tools=True
+            thinking=True,
+            tool_events=True,
+            permission_requests=True,
+            abort=True,
+            host_tools=True,
+            steering=True,
+            follow_up=True,
+            model_change=True,
+            model_list=True,
         )
+
+    @property
+    def model_state(self) -> ModelState:
+        return ModelState(model=self._model)
 
     async def start(self, env: CoreEnvironment) -> None:
         try:
@@ -156,6 +180,38 @@ class CopilotCore:
         turn = run_turn(thread, runtime, env, prompt, permission, self._is_cancelled)
         async for event in turn:
             yield event
+
+    async def steer(self, text: str, delivery: Delivery) -> None:
+        thread, runtime = self._running()
+        mode: SendMode = "immediate" if delivery == "steer" else "enqueue"
+        await thread.call(functools.partial(runtime.steer, text, mode))
+
+    async def set_model(self, model: str | None, thinking_level: str | None) -> ModelState:
+        if thinking_level is not None:
+            raise OperationRejected("the copilot core has no thinking levels")
+        if model is not None:
+            if model not in self._models:
+                known = ", ".join(self._models)
+                raise OperationRejected(f"unknown model {model!r} (known: {known})")
+            thread, runtime = self._running()
+            await thread.call(functools.partial(runtime.set_model, model))
+            self._model = model
+        return self.model_state
+
+    async def list_models(self) -> list[ModelInfo]:
+        return [ModelInfo(id=name, provider=self._provider_type) for name in self._models]
+
+    async def compact(self, instructions: str | None) -> Compaction:
+        thread, runtime = self._running()
+        done = await thread.call(functools.partial(runtime.compact, instructions))
+        if not done.success:
+            raise CoreError("the Copilot CLI could not compact the conversation")
+        return Compaction(summary=done.summary_content, compacted=done.messages_removed > 0)
+
+    def _running(self) -> tuple[AsyncioIsland, Runtime]:
+        if self._thread is None or self._runtime is None:
+            raise CoreError("the copilot core is not running")
+        return self._thread, self._runtime
 
     def _is_cancelled(self) -> bool:
         return self._cancelled

@@ -23,8 +23,15 @@ from copilot import (
     ToolSet,
 )
 from copilot._jsonrpc import ProcessExitedError
-from copilot.generated.rpc import PermissionDecision, PermissionDecisionReject
+from copilot.generated.rpc import (
+    HistoryCompactResult,
+    PermissionDecision,
+    PermissionDecisionReject,
+    SessionHistoryCompactRequest,
+    Trigger,
+)
 from copilot.session import PermissionInvocation
+from copilot.session_events import SessionIdleData
 from copilot.tools import ToolResult
 from rawp_adapter_sdk import CoreError
 from rawp_adapter_sdk.islands import Outbox
@@ -37,6 +44,7 @@ BUILTIN_TOOLS = (WRITE_TOOL,)
 LOGIN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "COPILOT_SDK_AUTH_TOKEN")
 """Never handed to the CLI: it runs on the provider of the options, logged in to nothing."""
 NO_TURN = "No prompt is running."
+SendMode = Literal["immediate", "enqueue"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +137,8 @@ class Runtime:
         self._inbox: Outbox[Any] | None = None
         self._exited: CoreError | None = None
         self._cli_process: Any = None
+        self._idle = True
+        """The session has told its last turn idle: a message now would start a new one."""
         self.host_tools: Sequence[HostTool] = ()
         """The Master's published tools; :meth:`publish` changes them once open."""
 
@@ -208,6 +218,8 @@ class Runtime:
             await self._session.set_tools(self._tools())
 
     def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event.data, SessionIdleData):
+            self._idle = True
         if self._inbox is not None:
             self._inbox.put(event)
 
@@ -227,11 +239,31 @@ class Runtime:
         self._inbox = inbox
         if self._exited is not None:
             raise self._exited
+        self._idle = False
         try:
             await self._session.send(prompt)
         except ProcessExitedError as exc:  # the CLI died, its reader not yet told
             self._exited = exit_error(self._cli_process)
             raise self._exited from exc
+
+    async def steer(self, text: str, mode: SendMode) -> None:
+        """Pass ``text`` into the running turn: ``immediate`` at the agent's next step,
+        ``enqueue`` once it is done with what it has."""
+        assert self._session is not None, "steer() before open()"
+        if self._idle:
+            raise CoreError("the turn has ended: the message would start another")
+        await self._session.send(text, mode=mode)
+
+    async def set_model(self, model: str) -> None:
+        assert self._session is not None, "set_model() before open()"
+        await self._session.set_model(model)
+
+    async def compact(self, instructions: str | None) -> HistoryCompactResult:
+        assert self._session is not None, "compact() before open()"
+        request = SessionHistoryCompactRequest(
+            custom_instructions=instructions, trigger=Trigger.MANUAL
+        )
+        return await self._session.rpc.history.compact(request)
 
     def end_turn(self) -> None:
         self._inbox = None
