@@ -7,9 +7,18 @@ session runtime does nothing more per frame than it did without telemetry.
 
 from rawp_adapters._telemetry._switch import (
     attach,
+    context_from,
     session_telemetry,
     trace_environment,
+    trace_headers,
     trace_ids,
 )
 
-__all__ = ["attach", "session_telemetry", "trace_environment", "trace_ids"]
+__all__ = [
+    "attach",
+    "context_from",
+    "session_telemetry",
+    "trace_environment",
+    "trace_headers",
+    "trace_ids",
+]

@@ -5,7 +5,7 @@ imported has nothing to export to (and ``serve --stdio`` starts without it)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,26 @@ def trace_environment() -> dict[str, str]:
     from rawp_adapters._telemetry._propagation import current_environment
 
     return current_environment()
+
+
+def trace_headers() -> dict[str, str]:
+    """W3C ``traceparent`` (and ``tracestate``) of the current span, for a message
+    that carries it to another process; empty when there is none."""
+    if not _api_loaded():
+        return {}
+    from rawp_adapters._telemetry._propagation import carrier
+
+    return carrier()
+
+
+def context_from(headers: Mapping[str, str] | None) -> Context | None:
+    """The trace context W3C headers carry, to :func:`attach`; ``None`` when they
+    carry none or telemetry is off here."""
+    if not headers or "traceparent" not in headers or not _api_loaded():
+        return None
+    from rawp_adapters._telemetry._propagation import extracted
+
+    return extracted(headers)
 
 
 def trace_ids(

@@ -24,6 +24,7 @@ from rawp_adapters._errors import FrameError, SessionClosedError
 from rawp_adapters._frames import ClientFrame, ControlFrame, SessionClosedFrame, UnknownFrame
 from rawp_adapters._logging import get_logger
 from rawp_adapters._session import SessionOptions
+from rawp_adapters._telemetry import trace_headers
 from rawp_adapters.remote._closer import close_if_orphaned
 from rawp_adapters.remote._leases import LeaseWatch
 from rawp_adapters.remote._link import CONNECT_TIMEOUT, Credentials, Link, open_link, redact
@@ -142,7 +143,8 @@ class RemoteSession:
         if self.closed:
             raise SessionClosedError(f"session {self.session_id} has closed")
         data = line.encode() if isinstance(line, str) else line
-        await self._link.call(self._link.js.publish, self._control_subject, data.rstrip(b"\n"))
+        publish = partial(self._link.js.publish, headers=trace_headers() or None)
+        await self._link.call(publish, self._control_subject, data.rstrip(b"\n"))
 
     async def close(self) -> None:
         """End the session (``control.session.end``) and wait for ``session.closed``."""
@@ -218,7 +220,8 @@ class RemoteSessions:
             options=options_dict(options),
         )
         session = await self.attach(sid)
-        publish = partial(self._link.js.publish, headers={MSG_ID: f"start:{sid}"})
+        headers = {MSG_ID: f"start:{sid}", **trace_headers()}
+        publish = partial(self._link.js.publish, headers=headers)
         await self._link.call(publish, self.names.start_subject, request.model_dump_json().encode())
         return session
 

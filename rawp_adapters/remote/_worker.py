@@ -23,6 +23,7 @@ from rawp_adapters._errors import RawpError, SessionClosedError
 from rawp_adapters._logging import get_logger
 from rawp_adapters._registry import create_adapter
 from rawp_adapters._session import Session, open_session
+from rawp_adapters._telemetry import attach, context_from
 from rawp_adapters.processes import HostEnvironment, host_environment
 from rawp_adapters.remote import _ops
 from rawp_adapters.remote._closer import StreamState, closing_frames, publish_frames
@@ -165,7 +166,11 @@ class Worker:
                 self._log.warning("session already taken; request dropped", session_id=sid)
                 return
             try:
-                with host_environment(self.agents_environment):
+                # The Master's trace, if its request carried one, is the session's parent.
+                with (
+                    host_environment(self.agents_environment),
+                    attach(context_from(message.headers)),
+                ):
                     published = await self._run_session(link, request, lease)
             except Exception:
                 self._log.exception("session failed", session_id=sid)
@@ -250,7 +255,8 @@ class Worker:
             messages = await link.call(_ops.take_control, control)
             try:
                 for message in messages:
-                    await session.send_line(message.data)
+                    with attach(context_from(message.headers)):
+                        await session.send_line(message.data)
             except SessionClosedError:
                 return
             finally:
