@@ -32,7 +32,16 @@ Its own keyword: :data:`WRITE_PLAN` calls codex's ``update_plan`` tool (when off
 :data:`PLAN_STEPS`, the first ``in_progress``, the others ``pending``.
 
 The shell tool is picked from the request's tool list: codex's ``exec_command {cmd}``, else a
-``shell {command: ["bash", "-lc", cmd]}``.
+``shell {command: ["bash", "-lc", cmd]}``. ``WRITE_FILE <path> [content]`` becomes codex's
+``apply_patch`` (a freeform ``custom`` tool: a ``custom_tool_call`` item whose ``input`` is
+the patch adding the file) when the request offers it. A ``custom_tool_call_output`` is
+quoted like a ``function_call_output``.
+
+Only what the request offers
+----------------------------
+A call of a tool the request does not offer (by ``name`` among its ``tools``, or inside an
+offered ``namespace``) is a violation of the script, as in :mod:`tests.support.llm_openai`:
+answered HTTP 400 and recorded in ``ScriptedResponses.violations``.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from tests.support._scripted_http import (
@@ -51,6 +61,7 @@ from tests.support.llm_openai import (
     API_ERROR_MESSAGE,
     DEFAULT_MODEL,
     PROMPT_TOKENS,
+    VIOLATION,
     Part,
     Reply,
     ToolCall,
@@ -58,9 +69,11 @@ from tests.support.llm_openai import (
 )
 
 __all__ = [
+    "APPLY_PATCH",
     "PLAN_STEPS",
     "WRITE_PLAN",
     "ScriptedResponses",
+    "add_file_patch",
     "last_user_text",
     "plan_responses_reply",
     "shell_tool_call",
@@ -102,10 +115,13 @@ def last_user_text(body: Any) -> str:
     return ""
 
 
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
 def _trailing_outputs(body: Any) -> list[str]:
     outputs: list[str] = []
     for item in reversed(_items(body)):
-        if item.get("type") != "function_call_output":
+        if item.get("type") not in _OUTPUTS:
             break
         output = item.get("output")
         if isinstance(output, list):
@@ -115,13 +131,53 @@ def _trailing_outputs(body: Any) -> list[str]:
     return outputs
 
 
-def _tool_names(body: Any) -> set[str]:
+def _tools(body: Any) -> list[dict[str, Any]]:
+    """The request's tools, those of its ``namespace`` tools included."""
     tools = body.get("tools") if isinstance(body, dict) else None
-    return {
-        str(t["name"])
-        for t in (tools if isinstance(tools, list) else [])
-        if isinstance(t, dict) and isinstance(t.get("name"), str)
-    }
+    found: list[dict[str, Any]] = []
+    for tool in tools if isinstance(tools, list) else []:
+        if isinstance(tool, dict):
+            found.append(tool)
+            found += _tools(tool)
+    return found
+
+
+def _tool_names(body: Any) -> set[str]:
+    return {str(t["name"]) for t in _tools(body) if isinstance(t.get("name"), str)}
+
+
+def _custom_tools(body: Any) -> set[str]:
+    """Freeform tools (``type: custom``): called with a text ``input``, not JSON."""
+    return {str(t["name"]) for t in _tools(body) if t.get("type") == "custom"}
+
+
+APPLY_PATCH = "apply_patch"
+
+
+def add_file_patch(path: str, content: str) -> str:
+    """An ``apply_patch`` patch that adds ``path`` with ``content``."""
+    lines = "".join(f"+{line}\n" for line in content.splitlines() or [""])
+    return f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n"
+
+
+def _as_patch(body: Any, call: ToolCall) -> ToolCall:
+    """A ``write`` made codex's ``apply_patch`` when the request offers it."""
+    if call.name != "write" or APPLY_PATCH not in _custom_tools(body):
+        return call
+    patch = add_file_patch(str(call.arguments["path"]), str(call.arguments["content"]))
+    return ToolCall(APPLY_PATCH, {"input": patch})
+
+
+def unoffered_call(body: Any, reply: Reply) -> str | None:
+    """Which call of ``reply`` the request does not offer (the script would cheat)."""
+    offered = _tool_names(body)
+    for call in reply.tool_calls:
+        if call.name not in offered:
+            return (
+                f"the script calls the tool {call.name!r}, which the request does not offer "
+                f"(offered: {', '.join(sorted(offered)) or 'none'})"
+            )
+    return None
 
 
 def shell_tool_call(body: Any, command: str) -> ToolCall:
@@ -141,11 +197,12 @@ def plan_responses_reply(body: Any) -> Reply:
         ]
         call = ToolCall("update_plan", {"explanation": "The plan.", "plan": steps})
         return Reply(tool_calls=(call,), finish_reason="tool_calls")
-    return plan_reply_from(
+    reply = plan_reply_from(
         outputs,
         last_user_text(body),
         lambda command: shell_tool_call(body, command),
     )
+    return replace(reply, tool_calls=tuple(_as_patch(body, c) for c in reply.tool_calls))
 
 
 def _usage(reply: Reply) -> dict[str, Any]:
@@ -165,7 +222,7 @@ def _event(kind: str, **fields: Any) -> str:
 
 
 def _output_items(
-    reply: Reply, ids: Callable[[str], str]
+    reply: Reply, ids: Callable[[str], str], custom: set[str]
 ) -> list[tuple[Part | ToolCall, dict[str, Any]]]:
     items: list[tuple[Part | ToolCall, dict[str, Any]]] = []
     for part in reply.parts:
@@ -186,14 +243,24 @@ def _output_items(
             }
         items.append((part, item))
     for call in reply.tool_calls:
-        item = {
-            "type": "function_call",
-            "id": ids("fc_scripted_"),
-            "status": "completed",
-            "name": call.name,
-            "arguments": json.dumps(call.arguments),
-            "call_id": ids("call_scripted_"),
-        }
+        if call.name in custom:
+            item = {
+                "type": "custom_tool_call",
+                "id": ids("ctc_scripted_"),
+                "status": "completed",
+                "name": call.name,
+                "input": str(call.arguments.get("input", "")),
+                "call_id": ids("call_scripted_"),
+            }
+        else:
+            item = {
+                "type": "function_call",
+                "id": ids("fc_scripted_"),
+                "status": "completed",
+                "name": call.name,
+                "arguments": json.dumps(call.arguments),
+                "call_id": ids("call_scripted_"),
+            }
         items.append((call, item))
     return items
 
@@ -285,12 +352,17 @@ class _Handler(ScriptedHandler["ScriptedResponses"]):
         owner = self.server.owner
         owner._note_model_request(body)
         reply = owner._plan(body)
+        violation = unoffered_call(body, reply)
+        if violation is not None:
+            owner._note_violation(violation)
+            self._error(400, f"{VIOLATION}: {violation}")
+            return
         if reply.error_status is not None:
             self._error(reply.error_status, API_ERROR_MESSAGE)
             return
         response_id = owner._ids.next("resp_scripted_")
         model = str(body.get("model") or owner.model)
-        items = _output_items(reply, owner._ids.next)
+        items = _output_items(reply, owner._ids.next, _custom_tools(body))
         if body.get("stream"):
             self._stream(_sse_events(reply, response_id, model, items), reply.delta_delay_s)
             return
@@ -315,3 +387,14 @@ class ScriptedResponses(ScriptedServer[Reply]):
     ) -> None:
         super().__init__(host, port, responder=responder, planner=plan_responses_reply)
         self.model = model
+        self._violations: list[str] = []
+
+    @property
+    def violations(self) -> list[str]:
+        """Tool calls the script asked for that the request did not offer (answered 400)."""
+        with self._lock:
+            return list(self._violations)
+
+    def _note_violation(self, violation: str) -> None:
+        with self._lock:
+            self._violations.append(violation)
