@@ -1,0 +1,207 @@
+"""The asyncio island SDK cores run their asyncio-only SDKs on (rawp_adapter_sdk.islands)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.lowlevel
+import pytest
+import sniffio
+from rawp_adapter_sdk.islands import (
+    STOP_GRACE_S,
+    SWITCH_INTERVAL_S,
+    AsyncioIsland,
+    Emit,
+    Finished,
+    Outbox,
+)
+
+pytestmark = pytest.mark.anyio
+
+WAIT_S = 10
+
+
+@asynccontextmanager
+async def island(own_thread: bool = False) -> AsyncIterator[AsyncioIsland]:
+    made = AsyncioIsland("test-island", own_thread=own_thread)
+    try:
+        yield made
+    finally:
+        await made.stop()
+
+
+def island_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "test-island"]
+
+
+async def test_on_asyncio_the_sdk_runs_on_the_sessions_loop_and_on_trio_in_a_thread_that_ends(
+    anyio_backend: str,
+) -> None:
+    session_thread = threading.get_ident()
+
+    async def where() -> int:
+        return threading.get_ident()
+
+    async with island() as sdk:
+        ran_on = await sdk.call(where)
+        assert sdk.in_thread == (anyio_backend == "trio")
+        assert (ran_on == session_thread) == (anyio_backend == "asyncio")
+    assert island_threads() == []
+
+
+async def test_own_thread_runs_the_sdk_in_a_thread_even_on_asyncio() -> None:
+    async def where() -> int:
+        return threading.get_ident()
+
+    async with island(own_thread=True) as sdk:
+        assert await sdk.call(where) != threading.get_ident()
+        assert len(island_threads()) == 1
+    assert island_threads() == []
+
+
+async def test_the_sdk_sees_asyncio_not_the_sessions_library() -> None:
+    async def library() -> str:
+        return sniffio.current_async_library()
+
+    async with island() as sdk:
+        assert await sdk.call(library) == "asyncio"
+
+
+async def test_a_jobs_items_reach_the_session_in_order_then_its_result() -> None:
+    async def job(emit: Emit[int]) -> str:
+        for i in range(1000):
+            emit(i)
+            if i % 100 == 0:
+                await asyncio.sleep(0)
+        return "done"
+
+    async with island() as sdk:
+        items = [item async for item in sdk.stream(job)]
+    assert items[:-1] == list(range(1000))
+    assert items[-1] == Finished(value="done")
+
+
+async def test_what_a_job_raises_is_its_finished_item_and_what_a_call_raises() -> None:
+    async def job(emit: Emit[int]) -> None:
+        emit(1)
+        raise ValueError("the SDK failed")
+
+    async def fails() -> None:
+        raise ValueError("the SDK failed")
+
+    async with island() as sdk:
+        items = [item async for item in sdk.stream(job)]
+        with pytest.raises(ValueError, match="the SDK failed"):
+            await sdk.call(fails)
+    assert items[0] == 1
+    assert isinstance(items[1], Finished)
+    assert isinstance(items[1].error, ValueError)
+
+
+async def test_items_put_from_any_thread_reach_the_session_in_order_and_the_last_is_told() -> None:
+    outbox: Outbox[int] = Outbox()
+
+    def sdk_reader() -> None:
+        for i in range(500):
+            outbox.put(i)
+        outbox.put_last(-1)
+
+    threading.Thread(target=sdk_reader).start()
+    received: list[int] = []
+    with anyio.fail_after(WAIT_S):
+        async for item in outbox.receive:
+            received.append(item)
+            if item == -1:
+                break
+        await outbox.last.wait()
+    outbox.close()
+    assert received == [*range(500), -1]
+
+
+async def test_a_cancelled_call_cancels_the_sdks_job_and_waits_for_it_to_end() -> None:
+    started: Outbox[str] = Outbox()
+    ended = threading.Event()
+
+    async def forever() -> None:
+        started.put("started")
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            ended.set()
+
+    async with island() as sdk:
+        with anyio.fail_after(WAIT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sdk.call, forever)
+                await started.receive.receive()
+                tg.cancel_scope.cancel()
+        assert ended.is_set()  # before the caller's cancellation returned
+    started.close()
+
+
+async def test_a_stream_left_early_cancels_its_job_and_waits_for_it_to_end() -> None:
+    ended = threading.Event()
+
+    async def job(emit: Emit[int]) -> None:
+        try:
+            emit(1)
+            await asyncio.sleep(3600)
+        finally:
+            ended.set()
+
+    async with island() as sdk:
+        stream = sdk.stream(job)
+        with anyio.fail_after(STOP_GRACE_S):
+            assert await stream.__anext__() == 1
+            await stream.aclose()
+        assert ended.is_set()
+
+
+async def test_stop_cancels_the_jobs_still_running() -> None:
+    started: Outbox[str] = Outbox()
+    ended = threading.Event()
+
+    async def forever() -> None:
+        started.put("started")
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            ended.set()
+
+    sdk = AsyncioIsland("test-island")
+    sdk.submit(forever())
+    with anyio.fail_after(WAIT_S):
+        await started.receive.receive()
+        await sdk.stop()
+    started.close()
+    assert ended.is_set()
+    assert island_threads() == []
+
+
+async def test_the_sdk_calls_the_session_back_on_the_sessions_loop() -> None:
+    session_thread = threading.get_ident()
+
+    async def on_session() -> tuple[int, str]:
+        await anyio.lowlevel.checkpoint()
+        return threading.get_ident(), sniffio.current_async_library()
+
+    async with island(own_thread=True) as sdk:
+
+        async def job() -> tuple[int, str]:
+            return await sdk.on_host(on_session)
+
+        thread, library = await sdk.call(job)
+    assert thread == session_thread
+    assert library == sniffio.current_async_library()
+
+
+async def test_the_switch_interval_is_lowered_while_an_island_thread_runs() -> None:
+    before = sys.getswitchinterval()
+    async with island(own_thread=True), island(own_thread=True):
+        assert sys.getswitchinterval() == min(before, SWITCH_INTERVAL_S)
+    assert sys.getswitchinterval() == before
