@@ -16,7 +16,7 @@ import select
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from statistics import median
 
@@ -56,13 +56,19 @@ def _first_frame(fd: int) -> tuple[dict[str, object], bytes]:
 
 
 def bridge_read(
-    payload: Path, workspace: Path, decode: Callable[[bytes], object] | None
+    payload: Path,
+    workspace: Path,
+    decode: Callable[[bytes], object] | None,
+    python: Sequence[str] = ("-m", "rawp_adapters.cli"),
 ) -> tuple[float, int]:
     """Seconds from the prompt written to the bridge's stdin to its ``session.turn.end``
     read from its stdout, with ``payload`` replayed by the agent in between; the frame
-    lines read. The reader splits lines and, with ``decode``, decodes each."""
+    lines read. The reader splits lines and, with ``decode``, decodes each. ``python``:
+    how the interpreter runs the CLI (``-c SCRIPT`` that sets something up first)."""
+    command = bridge_command(agent_command("replay", payload), workspace)
+    command[1:3] = python
     with subprocess.Popen(
-        bridge_command(agent_command("replay", payload), workspace),
+        command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
