@@ -14,44 +14,52 @@ Frame models live in :mod:`rawp_adapters.frames`; adapter authors subclass
 :class:`Adapter` and find plugin plumbing in :mod:`rawp_adapters.plugins`;
 :mod:`rawp_adapters.testing` has a Master driver, an invariant checker and a
 conformance run for any adapter.
+
+Each name is imported from its module when first used: a ``serve --stdio`` bridge
+imports only what it runs.
 """
 
-from rawp_adapters._adapter import (
-    Adapter,
-    AdapterSettings,
-    AgentExit,
-    AgentMetadata,
-    CloseResult,
-    HostToolCall,
-    HostToolOutcome,
-    InteractionOutcome,
-    ModelState,
-    Progress,
-    Question,
-    SessionContext,
-    Turn,
-    TurnResult,
-)
-from rawp_adapters._codec import decode_frame, encode_frame
-from rawp_adapters._control import ControlFrames
-from rawp_adapters._errors import (
-    AdapterLoadError,
-    AdapterNotFoundError,
-    AgentFailure,
-    FrameError,
-    GuardError,
-    InvalidSettingsError,
-    OperationRejected,
-    RawpError,
-    SessionClosedError,
-    StartFailed,
-    UnsupportedOperation,
-    WorkspaceError,
-)
-from rawp_adapters._frames import DPS_VERSION, ClientFrame, ControlFrame, Frame
-from rawp_adapters._framing import LineFramer, OversizedLine
-from rawp_adapters._registry import InstalledAdapter, create_adapter, installed_adapters
-from rawp_adapters._session import Session, SessionOptions, open_session
+from typing import TYPE_CHECKING
+
+from rawp_adapters._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from rawp_adapters._adapter import (
+        Adapter,
+        AdapterSettings,
+        AgentExit,
+        AgentMetadata,
+        CloseResult,
+        HostToolCall,
+        HostToolOutcome,
+        InteractionOutcome,
+        ModelState,
+        Progress,
+        Question,
+        SessionContext,
+        Turn,
+        TurnResult,
+    )
+    from rawp_adapters._codec import decode_frame, encode_frame
+    from rawp_adapters._control import ControlFrames
+    from rawp_adapters._errors import (
+        AdapterLoadError,
+        AdapterNotFoundError,
+        AgentFailure,
+        FrameError,
+        GuardError,
+        InvalidSettingsError,
+        OperationRejected,
+        RawpError,
+        SessionClosedError,
+        StartFailed,
+        UnsupportedOperation,
+        WorkspaceError,
+    )
+    from rawp_adapters._frames import DPS_VERSION, ClientFrame, ControlFrame, Frame
+    from rawp_adapters._framing import LineFramer, OversizedLine
+    from rawp_adapters._registry import InstalledAdapter, create_adapter, installed_adapters
+    from rawp_adapters._session import Session, SessionOptions, open_session
 
 __all__ = [
     "DPS_VERSION",
@@ -96,3 +104,46 @@ __all__ = [
     "installed_adapters",
     "open_session",
 ]
+
+if not TYPE_CHECKING:  # checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "rawp_adapters._adapter": (
+                "Adapter",
+                "AdapterSettings",
+                "AgentExit",
+                "AgentMetadata",
+                "CloseResult",
+                "HostToolCall",
+                "HostToolOutcome",
+                "InteractionOutcome",
+                "ModelState",
+                "Progress",
+                "Question",
+                "SessionContext",
+                "Turn",
+                "TurnResult",
+            ),
+            "rawp_adapters._codec": ("decode_frame", "encode_frame"),
+            "rawp_adapters._control": ("ControlFrames",),
+            "rawp_adapters._errors": (
+                "AdapterLoadError",
+                "AdapterNotFoundError",
+                "AgentFailure",
+                "FrameError",
+                "GuardError",
+                "InvalidSettingsError",
+                "OperationRejected",
+                "RawpError",
+                "SessionClosedError",
+                "StartFailed",
+                "UnsupportedOperation",
+                "WorkspaceError",
+            ),
+            "rawp_adapters._frames": ("DPS_VERSION", "ClientFrame", "ControlFrame", "Frame"),
+            "rawp_adapters._framing": ("LineFramer", "OversizedLine"),
+            "rawp_adapters._registry": ("InstalledAdapter", "create_adapter", "installed_adapters"),
+            "rawp_adapters._session": ("Session", "SessionOptions", "open_session"),
+        },
+    )

@@ -15,15 +15,23 @@
   :class:`DelegatedRequest`.
 - :func:`serve_stream`: serve a session over any anyio byte stream pair (stdio,
   a TCP socket, …), control lines in and frame lines out.
+
+Each name is imported from its module when first used (``serve --stdio`` needs
+only :func:`serve_stream`).
 """
 
-from rawp_adapters.host._answers import answer, answer_interactions
-from rawp_adapters.host._delegation import Delegation
-from rawp_adapters.host._host import CatalogRefused, DelegatedRequest, Host, serve_host
-from rawp_adapters.host._policies import Policy, Reply, allow_all, deny_all, never_answer
-from rawp_adapters.host._session_like import SessionLike
-from rawp_adapters.host._stream import serve_stream
-from rawp_adapters.host._tools import HostTools, Tool, ToolCall, ToolError, ToolOutput
+from typing import TYPE_CHECKING
+
+from rawp_adapters._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from rawp_adapters.host._answers import answer, answer_interactions
+    from rawp_adapters.host._delegation import Delegation
+    from rawp_adapters.host._host import CatalogRefused, DelegatedRequest, Host, serve_host
+    from rawp_adapters.host._policies import Policy, Reply, allow_all, deny_all, never_answer
+    from rawp_adapters.host._session_like import SessionLike
+    from rawp_adapters.host._stream import serve_stream
+    from rawp_adapters.host._tools import HostTools, Tool, ToolCall, ToolError, ToolOutput
 
 __all__ = [
     "CatalogRefused",
@@ -46,3 +54,34 @@ __all__ = [
     "serve_host",
     "serve_stream",
 ]
+
+if not TYPE_CHECKING:  # checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "rawp_adapters.host._answers": ("answer", "answer_interactions"),
+            "rawp_adapters.host._delegation": ("Delegation",),
+            "rawp_adapters.host._host": (
+                "CatalogRefused",
+                "DelegatedRequest",
+                "Host",
+                "serve_host",
+            ),
+            "rawp_adapters.host._policies": (
+                "Policy",
+                "Reply",
+                "allow_all",
+                "deny_all",
+                "never_answer",
+            ),
+            "rawp_adapters.host._session_like": ("SessionLike",),
+            "rawp_adapters.host._stream": ("serve_stream",),
+            "rawp_adapters.host._tools": (
+                "HostTools",
+                "Tool",
+                "ToolCall",
+                "ToolError",
+                "ToolOutput",
+            ),
+        },
+    )
