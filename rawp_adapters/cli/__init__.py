@@ -16,14 +16,7 @@ from rawp_adapters._adapter import HOST_TOOL_TIMEOUT_MS, Adapter, AgentMetadata
 from rawp_adapters._errors import RawpError
 from rawp_adapters._framing import DEFAULT_MAX_LINE_BYTES
 from rawp_adapters._registry import create_adapter
-from rawp_adapters.cli import _otel, _worker
-from rawp_adapters.cli._commands import (
-    adapters_command,
-    parse_settings,
-    run_command,
-    schema_command,
-    serve_command,
-)
+from rawp_adapters.cli import _otel
 
 EXIT_USAGE = 2
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -37,7 +30,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
+    # Each command imports its own code: a Master starts ``serve --stdio`` once per
+    # session and pays for every module imported.
     if args.command == "adapters":
+        from rawp_adapters.cli._commands import adapters_command
+
         return adapters_command(as_json=args.json)
     if args.command == "schema":
         return _schema(parser, args)
@@ -47,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if refused is not None:
         return refused
     if args.command == "worker":
-        return _worker.worker_command(args)
+        from rawp_adapters.cli._worker import worker_command
+
+        return worker_command(args)
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         parser.error(f"--workspace {args.workspace} is not a directory")
@@ -62,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"rawp-adapters: {exc}\n")
         return EXIT_USAGE
     if args.command == "run":
+        from rawp_adapters.cli._commands import run_command
+
         return run_command(
             adapter,
             prompt=args.prompt,
@@ -71,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             permission_timeout=args.permission_timeout,
             backend=args.backend,
         )
+    from rawp_adapters.cli._commands import serve_command
+
     return serve_command(
         adapter,
         workspace=workspace,
@@ -82,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _schema(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from rawp_adapters._schema import frame_types
+    from rawp_adapters.cli._commands import schema_command
 
     if args.frame_type is not None and args.frame_type not in frame_types():
         parser.error(f"unknown frame type {args.frame_type!r}; known: {', '.join(frame_types())}")
@@ -134,6 +138,8 @@ def _run_check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 
 
 def _metadata(args: argparse.Namespace) -> AgentMetadata:
+    from rawp_adapters.cli._commands import parse_settings
+
     return AgentMetadata(
         adapter_type=args.adapter,
         settings=parse_settings(args.setting, args.settings_json),
@@ -291,11 +297,12 @@ def _add_check(
     common: _CommandParser,
     settings: _CommandParser,
 ) -> None:
-    worker = commands.add_parser(
-        "worker", parents=[common], help="host sessions for Masters on a NATS server"
+    commands.add_parser(
+        "worker",
+        parents=[common],
+        help="host sessions for Masters on a NATS server",
+        arguments=_worker_arguments,
     )
-    _worker.add_arguments(worker)
-    _otel.add_argument(worker)
     commands.add_parser(
         "check",
         parents=[common, settings],
@@ -306,6 +313,13 @@ def _add_check(
         "Exit code: 0 no rule failed, 1 a rule failed, 2 usage.",
         arguments=_check_arguments,
     )
+
+
+def _worker_arguments(worker: argparse.ArgumentParser) -> None:
+    from rawp_adapters.cli._worker import add_arguments
+
+    add_arguments(worker)
+    _otel.add_argument(worker)
 
 
 def _check_arguments(check: argparse.ArgumentParser) -> None:
