@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from pydantic import BaseModel
@@ -44,8 +45,8 @@ _LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]+)\)")
 _EXTERNAL = re.compile(r"^([a-z][a-z0-9+.-]*:|#|/)", re.IGNORECASE)
 
 
-class DocsError(Exception):
-    """A marker that cannot be expanded; the build stops with it."""
+class DocsError(PluginError):
+    """A marker that cannot be expanded; the build stops with it (and no traceback)."""
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
