@@ -262,7 +262,7 @@ class SessionContext(Protocol):
 class AdapterSettings(BaseModel):
     """Base for an adapter's own settings (``AgentMetadata.settings``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class AgentMetadata(BaseModel):
@@ -272,7 +272,7 @@ class AgentMetadata(BaseModel):
     configuration goes in ``settings`` and is validated by the adapter.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
 
     adapter_type: str = Field(description="Which installed adapter runs the agent.")
     single_turn_process: bool = Field(

@@ -302,7 +302,9 @@ class ThinkingDone(Payload):
 class InteractionContext(BaseModel):
     """What the interaction is about. Extra keys are kept."""
 
-    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra={"x-source": "§17"})
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, extra="allow", json_schema_extra={"x-source": "§17"}
+    )
 
     tool_name: Annotated[str | None, _doc("§17", "MUST for PERMISSION.")] = None
     tool_input: Annotated[dict[str, Any] | None, _doc("ours", "The tool's input.")] = None
@@ -425,7 +427,9 @@ class ToolInvokeResult(Payload):
 class HostTool(BaseModel):
     """A tool the Master runs, as it publishes it [ours]."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"})
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"}
+    )
 
     name: Annotated[
         str,
@@ -448,7 +452,9 @@ class ToolCatalogUpdated(Payload):
 
 
 class ModelInfo(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"})
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"}
+    )
 
     id: Annotated[str, _doc("ours", "What `control.model.set` takes.")]
     name: Annotated[str | None, _doc("ours", "Display name.")] = None
@@ -474,7 +480,9 @@ class ModelList(Payload):
 
 
 class PlanEntry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"})
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, extra="ignore", json_schema_extra={"x-source": "ours"}
+    )
 
     content: Annotated[str, _doc("ours", "The step.")]
     status: Annotated[PlanStatus, _doc("ours", "`pending`, `in_progress` or `completed`.")] = (
@@ -635,7 +643,7 @@ class SessionEnd(Payload):
 
 
 class DelegationLink(BaseModel):
-    model_config = ConfigDict(frozen=True, json_schema_extra={"x-source": "1.0.0"})
+    model_config = ConfigDict(defer_build=True, frozen=True, json_schema_extra={"x-source": "1.0.0"})
 
     agent_id: Annotated[str, _doc("1.0.0", "The parent agent.")]
     invocation_id: Annotated[str, _doc("1.0.0", "The delegating tool call.")]
@@ -644,7 +652,9 @@ class DelegationLink(BaseModel):
 class FrameMetadata(BaseModel):
     """Envelope extension bag [1.0.0]. Unknown keys are kept."""
 
-    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra={"x-source": "1.0.0"})
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, extra="allow", json_schema_extra={"x-source": "1.0.0"}
+    )
 
     delegation_chain: Annotated[
         list[DelegationLink] | None, _doc("1.0.0", "Sub-agent ancestry, outermost first.")
@@ -989,7 +999,7 @@ class UnknownFrame(Envelope):
     """A frame whose ``type`` this version does not know; kept whole so a relay
     can pass it on. Readers skip it rather than fail."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="allow")
 
     type: str
     payload: dict[str, Any] = {}

@@ -70,7 +70,7 @@ _FINISHED: Final = frozenset({"end_turn", "max_tokens"})
 class TaskInput(BaseModel):
     """The ``Task`` tool's input (as Claude Code's and DPS 1.0.0 §10's)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     description: str
     """A short label for the task (3-5 words)."""

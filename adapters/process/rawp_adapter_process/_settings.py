@@ -39,7 +39,7 @@ class SingleTurnSettings(BaseModel):
     An argument equal to ``{prompt}`` is replaced by the prompt text.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     command: list[str] = Field(
         default_factory=lambda: ["xcsh", "--mode", "json"],
