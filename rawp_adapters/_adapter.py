@@ -26,10 +26,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from structlog.stdlib import BoundLogger
 from typing_extensions import TypeVar
 
 from rawp_adapters._errors import InvalidSettingsError, UnsupportedOperation
@@ -53,6 +52,9 @@ from rawp_adapters._frames import (
     StopReason,
     TokenUsage,
 )
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,35 +11,91 @@ span is current (an application with its own configuration adds
 from __future__ import annotations
 
 import logging
-from typing import Any
-
-import structlog
-from structlog.stdlib import BoundLogger
+import sys
+from typing import TYPE_CHECKING, Any, cast
 
 from rawp_adapters._telemetry import trace_ids
 
-_PROCESSORS: list[structlog.typing.Processor] = [
-    structlog.stdlib.filter_by_level,
-    trace_ids,
-    structlog.processors.format_exc_info,
-    structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=False),
-]
-
-
-class _Logger(BoundLogger):
-    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        # What filter_by_level would drop, dropped before the event is built: a debug
-        # line on a hot path (a frame dropped) costs a level test, not the processors.
-        if not self._logger.isEnabledFor(logging.DEBUG):
-            return None
-        return super().debug(event, *args, **kw)
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 
 def get_logger(name: str) -> BoundLogger:
-    if structlog.is_configured():
-        logger: BoundLogger = structlog.get_logger(name)
-        return logger
-    wrapped: BoundLogger = structlog.wrap_logger(
-        logging.getLogger(name), processors=_PROCESSORS, wrapper_class=_Logger
-    )
-    return wrapped
+    """The logger ``name``: structlog's own if the application configured structlog,
+    else one that writes to the standard logger ``name``. That one imports structlog
+    only at its first event the level lets through: a ``serve --stdio`` bridge that
+    logs nothing at its level never pays for it."""
+    structlog = sys.modules.get("structlog")
+    if structlog is not None and structlog.is_configured():
+        configured: BoundLogger = structlog.get_logger(name)
+        return configured
+    return cast("BoundLogger", _StdlibLogger(logging.getLogger(name), {}))
+
+
+class _StdlibLogger:
+    """A structlog ``BoundLogger`` over a standard logger, made when first needed.
+
+    What the level drops is dropped before anything is built (a debug line on a hot
+    path, such as a frame dropped, costs a level test); ``bind`` keeps the values for
+    later. Any other method of ``BoundLogger`` makes the structlog logger at once."""
+
+    __slots__ = ("_bound", "_stdlib", "_values")
+
+    def __init__(self, stdlib: logging.Logger, values: dict[str, Any]) -> None:
+        self._stdlib = stdlib
+        self._values = values
+        self._bound: BoundLogger | None = None
+
+    def bind(self, **values: Any) -> BoundLogger:
+        if self._bound is not None:
+            return self._bound.bind(**values)
+        return cast("BoundLogger", _StdlibLogger(self._stdlib, {**self._values, **values}))
+
+    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if self._stdlib.isEnabledFor(logging.DEBUG):
+            return self._structlog().debug(event, *args, **kw)
+        return None
+
+    def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if self._stdlib.isEnabledFor(logging.INFO):
+            return self._structlog().info(event, *args, **kw)
+        return None
+
+    def warning(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if self._stdlib.isEnabledFor(logging.WARNING):
+            return self._structlog().warning(event, *args, **kw)
+        return None
+
+    def error(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if self._stdlib.isEnabledFor(logging.ERROR):
+            return self._structlog().error(event, *args, **kw)
+        return None
+
+    def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if self._stdlib.isEnabledFor(logging.ERROR):
+            return self._structlog().exception(event, *args, **kw)
+        return None
+
+    def critical(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if self._stdlib.isEnabledFor(logging.CRITICAL):
+            return self._structlog().critical(event, *args, **kw)
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._structlog(), name)
+
+    def _structlog(self) -> BoundLogger:
+        if self._bound is None:
+            import structlog
+
+            processors: list[structlog.typing.Processor] = [
+                structlog.stdlib.filter_by_level,
+                trace_ids,
+                structlog.processors.format_exc_info,
+                structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=False),
+            ]
+            logger: BoundLogger = structlog.wrap_logger(
+                self._stdlib, processors=processors, wrapper_class=structlog.stdlib.BoundLogger
+            )
+            self._bound = logger.bind(**self._values)
+        return self._bound

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
-from structlog.stdlib import BoundLogger
 
 from rawp_adapters._adapter import (
     HOST_TOOL_TIMEOUT_MS,
@@ -82,6 +81,7 @@ from rawp_adapters._telemetry import attach, session_telemetry
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
+    from structlog.stdlib import BoundLogger
 
 _T = TypeVar("_T")
 

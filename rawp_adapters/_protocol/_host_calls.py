@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from structlog.stdlib import BoundLogger
-
 from rawp_adapters._adapter import HostToolCall, HostToolOutcome
 from rawp_adapters._frames import (
     ClientPayload,
@@ -33,6 +31,7 @@ from rawp_adapters._protocol._effects import Effect, HostCallProgress, SettleHos
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
+    from structlog.stdlib import BoundLogger
 
 REMEMBERED_FINISHED_CALLS: Final = 1024
 """Finished host call ids kept: the agent's own later reports of them are dropped,

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Final
-
-from structlog.stdlib import BoundLogger
+from typing import TYPE_CHECKING, Final
 
 from rawp_adapters._adapter import InteractionOutcome, OutcomeReason, Question
 from rawp_adapters._frames import (
@@ -26,6 +24,9 @@ from rawp_adapters._frames import (
 )
 from rawp_adapters._protocol._effects import Effect, SettleInteraction
 from rawp_adapters._protocol._judge import RESULTS, expected, judge
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 REMEMBERED_FINISHED_INTERACTIONS: Final = 1024
 """Finished interaction ids kept to tell a late answer from an unknown one."""

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any, Final, get_args
-
-from structlog.stdlib import BoundLogger
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 from rawp_adapters._adapter import (
     AgentExit,
@@ -112,6 +110,9 @@ from rawp_adapters._protocol._ids import new_uuid4
 from rawp_adapters._protocol._interactions import Interactions
 from rawp_adapters._protocol._turn import TurnState
 from rawp_adapters._unchecked import construct_unchecked
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 REMEMBERED_UNKNOWN_TYPES: Final = 64
 """Distinct unknown control frame types logged once each; later ones are not logged."""

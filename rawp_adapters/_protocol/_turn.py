@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Final
-
-from structlog.stdlib import BoundLogger
+from typing import TYPE_CHECKING, Final
 
 from rawp_adapters._adapter import Turn, TurnResult
 from rawp_adapters._frames import (
@@ -21,6 +19,9 @@ from rawp_adapters._frames import (
     ToolInvokeResult,
     ToolInvokeStream,
 )
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 UNFINISHED_TOOL_OUTPUT: Final = "The turn ended before this tool call finished."
 REMEMBERED_FINISHED_TOOLS: Final = 1024

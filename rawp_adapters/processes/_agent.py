@@ -14,13 +14,13 @@ import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 import psutil
-from structlog.stdlib import BoundLogger
 
 from rawp_adapters._errors import GuardError, RawpError
 from rawp_adapters._frames import Containment
@@ -34,6 +34,9 @@ from rawp_adapters.processes._tree import (
     marked_processes,
     running,
 )
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 _KILL_WAIT = 2.0
 """Seconds for SIGKILLed processes to disappear before they are reported as left over."""

@@ -12,16 +12,19 @@ import sys
 import threading
 import time
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
 import psutil
-from structlog.stdlib import BoundLogger
 
 from rawp_adapters._errors import GuardError
 from rawp_adapters.processes._cgroup import SessionCgroup
 from rawp_adapters.processes._supervisor_program import SUPERVISOR_PROGRAM
 from rawp_adapters.processes._tree import CREATED_SLACK_S, KILL_WAIT_S, Marker
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 ARM_TIMEOUT_S = 10.0
 """Bound on the watchdog's start."""

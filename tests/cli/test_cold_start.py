@@ -32,12 +32,22 @@ NOT_FOR_SERVE = (
     "rawp_adapters.testing",
     "rawp_adapters._schema",
     "rawp_adapters.remote",
+    "rawp_adapters.inspect",
     "rawp_adapters.cli._check",
     "rawp_adapters.cli._run",
     "rawp_adapters.cli._render",
+    "rawp_adapters.cli._worker",
+    "rawp_adapters.host._host",
+    "rawp_adapters.host._tools",
+    "rawp_adapters.host._delegation",
+    "structlog",
+    "opentelemetry",
 )
-"""What other commands need: the conformance kit, frame schemas, NATS workers, ``run``'s
-terminal view (jsonschema is imported by the first host tool catalog)."""
+"""What other commands need: the conformance kit, frame schemas, NATS workers, the
+inspector, ``run``'s terminal view, host tools and delegation (jsonschema is imported by
+the first host tool catalog); structlog, imported by the first event logged at the
+level (a session that goes well logs nothing at the default level, warning); and
+OpenTelemetry, imported by a host that configures it."""
 
 
 async def test_a_bridge_that_serves_a_turn_imports_no_other_commands_code(
@@ -64,17 +74,19 @@ async def test_a_bridge_that_serves_a_turn_imports_no_other_commands_code(
     assert imported == []
 
 
-LIST_BUILT_FRAMES = (
-    "import json, rawp_adapters.cli\n"
-    "from rawp_adapters import _frames\n"
-    "frames = [c for c in vars(_frames).values() if isinstance(c, type)"
-    " and issubclass(c, _frames.Envelope)]\n"
-    "print(json.dumps([c.__name__ for c in frames if c.__pydantic_complete__]))\n"
+LIST_BUILT_MODELS = (
+    "import json, pydantic, rawp_adapters.cli\n"
+    "from rawp_adapters import _adapter, _frames\n"
+    "models = {c for m in (_adapter, _frames) for c in vars(m).values() if isinstance(c, type)"
+    " and issubclass(c, pydantic.BaseModel)}\n"
+    "print(json.dumps(sorted(c.__name__ for c in models if c.__pydantic_complete__)))\n"
 )
+BUILT_AS_DEFAULTS = ["InteractionContext", "ModelListRequest"]
+"""The models whose instance is another model's default value (built to make it)."""
 
 
-def test_the_command_builds_no_frame_models_validator_before_it_is_used() -> None:
+def test_the_command_builds_no_models_validator_before_it_is_used() -> None:
     listed = subprocess.run(
-        [sys.executable, "-c", LIST_BUILT_FRAMES], capture_output=True, check=True, timeout=60
+        [sys.executable, "-c", LIST_BUILT_MODELS], capture_output=True, check=True, timeout=60
     )
-    assert json.loads(listed.stdout) == []
+    assert json.loads(listed.stdout) == BUILT_AS_DEFAULTS

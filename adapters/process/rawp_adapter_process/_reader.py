@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-from structlog.stdlib import BoundLogger
 
 from rawp_adapter_process._wire import WireError, WireMessage, decode_batch, decode_line
 from rawp_adapters import LineFramer, OversizedLine
 from rawp_adapters.frames import AgentError
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 READ_BYTES = 256 * 1024
 """The most read from the pipe at once."""

@@ -20,12 +20,15 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
-from structlog.stdlib import BoundLogger
 
 from rawp_adapter_process._settings import ProcessSettings
 from rawp_adapters.processes import AgentProcess, GuardError
+
+if TYPE_CHECKING:
+    from structlog.stdlib import BoundLogger
 
 _VERSION = re.compile(rb"\b\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
 _MAX_OUTPUT = 4096
