@@ -38,6 +38,12 @@ class Recorded:
         [span] = [span for span in self.spans if span.name == name]
         return span
 
+    def ids(self, name: str) -> tuple[str, str]:
+        """The trace id and span id (hex) of the one finished span called ``name``."""
+        context = self.span(name).context
+        assert context is not None
+        return f"{context.trace_id:032x}", f"{context.span_id:016x}"
+
     def children(self, parent: ReadableSpan) -> list[str]:
         """The names of ``parent``'s finished children, in the order they started."""
         parent_id = parent.context.span_id if parent.context else None

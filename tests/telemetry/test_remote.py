@@ -50,8 +50,7 @@ async def test_a_remote_sessions_turn_is_a_child_of_the_masters_span_in_one_trac
             with anyio.fail_after(WAIT):
                 assert await worker.process.wait() == 0, "".join(worker.log)
     assert turn.text == "echo: Say hello."
-    opened, prompted = (recorded.span(name).get_span_context() for name in ("open", "prompt"))
-    trace_id = f"{opened.trace_id:032x}"
+    (trace_id, opened), (_, prompted) = recorded.ids("open"), recorded.ids("prompt")
     spans = collector.span_names()
-    assert spans["create_agent fake"] == (trace_id, f"{opened.span_id:016x}")
-    assert spans["invoke_agent fake"] == (trace_id, f"{prompted.span_id:016x}")
+    assert spans["create_agent fake"] == (trace_id, opened)
+    assert spans["invoke_agent fake"] == (trace_id, prompted)
