@@ -21,6 +21,8 @@ Everything runs against the scripted OpenAI-compatible server on 127.0.0.1
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,55 +57,55 @@ def _agent(client: AsyncOpenAI, workspace: Path) -> Agent[Any]:
     return Agent(name="bench", model=model, tools=list(tools))
 
 
-async def sdk_frames(agent: Agent[Any], deltas: int) -> float:
-    """The SDK alone (asyncio only): its text delta events of the same stream per second."""
-    await Runner.run(agent, "Say hello.", run_config=OFFLINE)
-    events = 0
-    started = time.perf_counter()
-    result = Runner.run_streamed(agent, f"SLOW_STREAM {deltas} 0", run_config=OFFLINE)
-    async for event in result.stream_events():
-        if event.type == "raw_response_event":
-            events += event.data.type == TEXT_DELTA
-    return events / (time.perf_counter() - started)
+class _Alone:
+    """openai-agents alone (asyncio only), with the core's own ``write_file`` tool."""
 
+    def __init__(self, client: AsyncOpenAI, workspace: Path) -> None:
+        self._agent = _agent(client, workspace)
+        self._history: list[Any] = []
 
-async def sdk_permission_turns(agent: Agent[Any], turns: int) -> list[float]:
-    """The SDK alone: run to the interruption, approve, and from the resume to the
-    tool's ``tool_output`` item (history kept)."""
-    samples: list[float] = []
-    history: list[Any] = []
-    for _ in range(turns + 1):
-        run_input: list[Any] = [*history, {"role": "user", "content": WRITE_PROMPT}]
-        paused = Runner.run_streamed(agent, run_input, run_config=OFFLINE)
+    async def frames(self, deltas: int) -> float:
+        """Its text delta events of the same stream per second."""
+        await Runner.run(self._agent, "Say hello.", run_config=OFFLINE)
+        events = 0
+        started = time.perf_counter()
+        result = Runner.run_streamed(self._agent, f"SLOW_STREAM {deltas} 0", run_config=OFFLINE)
+        async for event in result.stream_events():
+            if event.type == "raw_response_event":
+                events += event.data.type == TEXT_DELTA
+        return events / (time.perf_counter() - started)
+
+    async def permission_turn(self) -> float:
+        """Run to the interruption, approve, and from the resume to the tool's
+        ``tool_output`` item (history kept)."""
+        run_input: list[Any] = [*self._history, {"role": "user", "content": WRITE_PROMPT}]
+        paused = Runner.run_streamed(self._agent, run_input, run_config=OFFLINE)
         async for _ in paused.stream_events():
             pass
         state = paused.to_state()
         for item in paused.interruptions:
             state.approve(item)
+        took = 0.0
         allowed = time.perf_counter()
-        resumed = Runner.run_streamed(agent, state, run_config=OFFLINE)
+        resumed = Runner.run_streamed(self._agent, state, run_config=OFFLINE)
         async for event in resumed.stream_events():
             if event.type == "run_item_stream_event" and event.name == "tool_output":
-                samples.append(time.perf_counter() - allowed)
-        history = resumed.to_input_list()
-    return samples[1:]
+                took = time.perf_counter() - allowed
+        self._history = resumed.to_input_list()
+        return took
+
+
+@asynccontextmanager
+async def _alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
+    async with AsyncOpenAI(base_url=llm.base_url, api_key="scripted", max_retries=0) as client:
+        yield _Alone(client, workspace)
 
 
 async def main(quick: bool) -> None:
-    deltas, turns = (1_000, 20) if quick else (4_000, 40)
+    deltas, turns = (1_000, 20) if quick else (4_000, 60)
     await compare(
         "openai-agents", _settings, _alone, deltas=deltas, turns=turns, write_prompt=WRITE_PROMPT
     )
-
-
-async def _alone(
-    llm: ScriptedOpenAI, workspace: Path, deltas: int, turns: int
-) -> tuple[float, list[float]]:
-    """openai-agents alone (asyncio only), on the same stream and writes."""
-    async with AsyncOpenAI(base_url=llm.base_url, api_key="scripted", max_retries=0) as client:
-        agent = _agent(client, workspace)
-        rate = await sdk_frames(agent, deltas)
-        return rate, await sdk_permission_turns(agent, turns)
 
 
 if __name__ == "__main__":

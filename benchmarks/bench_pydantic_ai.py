@@ -19,6 +19,8 @@ Everything runs against the scripted OpenAI-compatible server on 127.0.0.1
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,53 +51,52 @@ def _agent(llm: ScriptedOpenAI, workspace: Path) -> Agent[None, str | DeferredTo
     )
 
 
-async def sdk_frames(llm: ScriptedOpenAI, workspace: Path, deltas: int) -> float:
-    """pydantic-ai alone (asyncio only): its events of the same stream per second."""
-    agent = _agent(llm, workspace)
-    await agent.run("Say hello.")
-    events = 0
-    started = time.perf_counter()
-    async with agent.run_stream_events(f"SLOW_STREAM {deltas} 0") as stream:
-        async for event in stream:
-            events += isinstance(event, PartDeltaEvent)
-    return events / (time.perf_counter() - started)
+class _Alone:
+    """pydantic-ai alone (asyncio only), with the core's own ``write`` tool."""
 
+    def __init__(self, llm: ScriptedOpenAI, workspace: Path) -> None:
+        self._agent = _agent(llm, workspace)
+        self._history: list[Any] = []
 
-async def sdk_permission_turns(llm: ScriptedOpenAI, workspace: Path, turns: int) -> list[float]:
-    """pydantic-ai alone: run to the deferred approval, approve, and from the resume to
-    the tool's result event (history kept)."""
-    agent = _agent(llm, workspace)
-    samples: list[float] = []
-    history: list[Any] = []
-    for _ in range(turns + 1):
-        paused = await agent.run(WRITE_PROMPT, message_history=history)
+    async def frames(self, deltas: int) -> float:
+        """Its events of the same stream per second."""
+        await self._agent.run("Say hello.")
+        events = 0
+        started = time.perf_counter()
+        async with self._agent.run_stream_events(f"SLOW_STREAM {deltas} 0") as stream:
+            async for event in stream:
+                events += isinstance(event, PartDeltaEvent)
+        return events / (time.perf_counter() - started)
+
+    async def permission_turn(self) -> float:
+        """Run to the deferred approval, approve, and from the resume to the tool's
+        result event (history kept)."""
+        paused = await self._agent.run(WRITE_PROMPT, message_history=self._history)
         assert isinstance(paused.output, DeferredToolRequests)
         approvals: dict[str, Any] = {call.tool_call_id: True for call in paused.output.approvals}
+        took = 0.0
         allowed = time.perf_counter()
-        async with agent.run_stream_events(
+        async with self._agent.run_stream_events(
             message_history=paused.all_messages(),
             deferred_tool_results=DeferredToolResults(approvals=approvals),
         ) as stream:
             async for event in stream:
                 if isinstance(event, FunctionToolResultEvent):
-                    samples.append(time.perf_counter() - allowed)
-            history = stream.all_messages()
-    return samples[1:]
+                    took = time.perf_counter() - allowed
+            self._history = stream.all_messages()
+        return took
+
+
+@asynccontextmanager
+async def _alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
+    yield _Alone(llm, workspace)
 
 
 async def main(quick: bool) -> None:
-    deltas, turns = (2_000, 30) if quick else (10_000, 200)
+    deltas, turns = (2_000, 30) if quick else (10_000, 100)
     await compare(
         "pydantic-ai", _settings, _alone, deltas=deltas, turns=turns, write_prompt=WRITE_PROMPT
     )
-
-
-async def _alone(
-    llm: ScriptedOpenAI, workspace: Path, deltas: int, turns: int
-) -> tuple[float, list[float]]:
-    """pydantic-ai alone (asyncio only), on the same stream and writes."""
-    rate = await sdk_frames(llm, workspace, deltas)
-    return rate, await sdk_permission_turns(llm, workspace, turns)
 
 
 if __name__ == "__main__":
