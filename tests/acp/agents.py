@@ -22,8 +22,8 @@ ACP_AGENTS: tuple[AcpAgentName, ...] = get_args(AcpAgentName)
 ACP_PEERS_DIR = REPO_ROOT / ".cache" / "acp-peers"
 
 _ENTRY = {
-    "claude": "node_modules/@zed-industries/claude-agent-acp/dist/index.js",
-    "codex": "node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp",
+    "claude": "node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js",
+    "codex": "node_modules/@agentclientprotocol/codex-acp/dist/index.js",
     "gemini": "node_modules/@google/gemini-cli/bundle/gemini.js",
     "qwen": "node_modules/@qwen-code/qwen-code/cli.js",
 }
@@ -112,6 +112,11 @@ def acp_settings(
             )
             if os.geteuid() == 0:
                 env["IS_SANDBOX"] = "1"  # claude-agent-acp refuses root otherwise
+            # claude-agent-acp 0.101 starts a session in "auto" mode (a classifier model
+            # decides, the client is never asked) unless settings name a default mode
+            _write_json(
+                home / ".claude" / "settings.json", {"permissions": {"defaultMode": "default"}}
+            )
         elif name == "qwen":
             argv = [node, str(root / _ENTRY["qwen"]), "--acp", "--auth-type", "openai"]
             argv += ["--model", "fake-model", "--approval-mode", "default"]
@@ -125,18 +130,34 @@ def acp_settings(
             settings = {"security": {"auth": {"selectedType": "openai"}}, **_QUIET_SETTINGS}
             _write_json(home / ".qwen" / "settings.json", settings)
         elif name == "codex":
-            argv = [str(root / _ENTRY["codex"])]
+            argv = [node, str(root / _ENTRY["codex"])]
             codex_home = home / ".codex"
             codex_home.mkdir(parents=True, exist_ok=True)
             (codex_home / "config.toml").write_text(
-                'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "untrusted"\n'
-                'sandbox_mode = "danger-full-access"\n[model_providers.fake]\nname = "fake"\n'
+                'model = "fake-model"\nmodel_provider = "fake"\n'
+                '[model_providers.fake]\nname = "fake"\n'
                 f'base_url = "{llm_url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_LLM_KEY"\n'
                 "request_max_retries = 0\nstream_max_retries = 0\n[analytics]\nenabled = false\n"
                 '[otel]\nexporter = "none"\n',
                 encoding="utf-8",
             )
-            env.update({"CODEX_HOME": str(codex_home), "FAKE_LLM_KEY": "x", "RUST_LOG": "warn"})
+            # codex 0.166 dropped approval_policy "untrusted" (ask for every command that
+            # is not read-only): it asks for what an execpolicy rule marks "prompt"
+            rules = codex_home / "rules"
+            rules.mkdir(exist_ok=True)
+            (rules / "default.rules").write_text(
+                'prefix_rule(pattern=["touch"], decision="prompt")\n', encoding="utf-8"
+            )
+            env.update(
+                {
+                    "CODEX_HOME": str(codex_home),
+                    "FAKE_LLM_KEY": "x",
+                    "RUST_LOG": "warn",
+                    # on-request approvals, answered by the client (the default mode,
+                    # "agent", has a model review them instead), workspace-write sandbox
+                    "INITIAL_AGENT_MODE": "workspace-write",
+                }
+            )
         else:
             argv = [node, str(root / _ENTRY["gemini"]), "--acp", "--model", "gemini-2.5-flash"]
             env.update(

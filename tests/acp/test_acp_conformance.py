@@ -24,7 +24,7 @@ pytestmark = pytest.mark.acp
 TIMEOUT = 90.0
 PROMPTS = Prompts(
     answer="THINK_FIRST Say hello.",
-    tool="RUN_BASH touch kit.txt",  # not on codex's known-safe list, so it asks
+    tool="RUN_BASH touch kit.txt",  # codex asks for touch by the rule in tests/acp/agents.py
     busy="SLOW_STREAM 400 50",
 )
 

@@ -32,16 +32,23 @@ pytestmark = [pytest.mark.anyio, pytest.mark.acp]
 
 SECOND_MODEL = {
     "omp": ("fake/second-model", "second-model"),
-    "claude": ("opus[1m]", "opus"),
-    "codex": ("gpt-5.4", "gpt-5.4"),
+    "claude": ("sonnet", "sonnet"),
+    "codex": ("gpt-5.5", "gpt-5.5"),
     "gemini": ("gemini-2.5-pro", "gemini-2.5-pro"),
 }
 """A second model each agent offers (qwen-code offers only the one it runs): the id to
 switch to, and what the scripted server then sees in the request's model."""
 
+THINKING_LEVEL = {"omp": "auto", "claude": "high"}
+"""Agents with a ``thought_level`` config option (claude-agent-acp 0.101: its effort), and a
+level to set; the others answer ``UNSUPPORTED``."""
+
 NO_PLAN = {
     "gemini": "gemini-cli 0.61.0 sends no ACP plan update (its write_todos stays a tool call)",
     "qwen": "qwen-code 0.24.4 defers todo_write behind tool_search: not offered to the model",
+    "codex": "codex 0.166.0 (codex-acp 2.6.0) no longer offers update_plan to the model",
+    "claude": "claude-agent-acp 0.101.0 offers the model no TodoWrite nor TaskCreate (not even "
+    "deferred behind ToolSearch)",
 }
 """Agents whose plan updates are not proven: why."""
 
@@ -103,11 +110,10 @@ async def test_plans_models_and_the_refused_operations_of_each_agent(
             after = await hello(d, server)
 
         unknown = await refused(d, d.control.set_model("no-such-model"))
-        thinking_level = "auto" if name == "omp" else "high"
         mark = len(d.frames)
-        await d.send(d.control.set_model(thinking_level=thinking_level))
+        await d.send(d.control.set_model(thinking_level=THINKING_LEVEL.get(name, "high")))
         thinking = await d.wait_for(
-            ModelChangedFrame if name == "omp" else SessionErrorFrame, after=mark
+            ModelChangedFrame if name in THINKING_LEVEL else SessionErrorFrame, after=mark
         )
         others = [
             await refused(d, frame)
@@ -126,7 +132,7 @@ async def test_plans_models_and_the_refused_operations_of_each_agent(
     current = caps.payload.agent.model
     assert current is not None
     assert (features.model_change, features.model_list, features.plans) == (True, True, True)
-    assert features.thinking_change is (name == "omp")
+    assert features.thinking_change is (name in THINKING_LEVEL)
     assert (features.host_tools, features.steering, features.follow_up) == (False,) * 3
     assert features.plan_seeding is False
     ids = [m.id for m in listed.payload.models]
@@ -148,9 +154,9 @@ async def test_plans_models_and_the_refused_operations_of_each_agent(
         assert any(seen in m for m in last), "the rejected change left the model as it was"
 
     assert unknown == "REJECTED"
-    if name == "omp":
+    if name in THINKING_LEVEL:
         assert isinstance(thinking, ModelChangedFrame)
-        assert thinking.payload.thinking_level == "auto"
+        assert thinking.payload.thinking_level == THINKING_LEVEL[name]
     else:
         assert isinstance(thinking, SessionErrorFrame)
         assert thinking.payload.error_code == "UNSUPPORTED"

@@ -198,10 +198,9 @@ async def test_abort_while_streaming_and_while_a_permission_waits_then_turns_sta
     assert "tick" not in after.text
 
 
-REPORTS_TOKENS = ("omp", "claude", "gemini")
-"""Agents that report the turn's tokens: ``PromptResponse.usage`` (omp, claude) or
-``_meta.quota.token_count`` (gemini). codex sends only ``usage_update`` context occupancy
-(``used`` / ``size``, not the turn's consumption) and qwen nothing."""
+REPORTS_TOKENS = ("omp", "claude", "codex", "gemini")
+"""Agents that report the turn's tokens: ``PromptResponse.usage`` (omp, claude, codex-acp
+2.6.0) or ``_meta.quota.token_count`` (gemini); qwen nothing."""
 
 CANNOT_LOAD = {
     "gemini": "gemini-cli 0.61.0 answers session/load with -32603 'No previous sessions found "
