@@ -30,7 +30,7 @@ from rawp_adapters.frames import (
 from rawp_adapters.testing import TurnRecord, allow_all, deny_all, drive, never_answer
 from tests.codex.agent import MODELS
 from tests.codex.sessions import TIMEOUT, make_adapter, session_processes
-from tests.support.llm_openai import DEFAULT_TEXT, THINKING_TEXT
+from tests.support.llm_openai import API_ERROR_MESSAGE, DEFAULT_TEXT, THINKING_TEXT
 from tests.support.llm_responses import ScriptedResponses, last_user_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.codex]
@@ -105,7 +105,7 @@ async def test_text_thinking_commands_allowed_declined_timed_out_a_file_change_a
     assert session_processes(d.session.session_id) == []
 
 
-async def test_a_steer_joins_the_running_turn_and_aborts_interrupt_streaming_and_a_pending_approval(
+async def test_a_steer_joins_the_running_turn_aborts_interrupt_it_and_a_failed_turn_ends_error(
     codex_bin: Path, llm: ScriptedResponses, tmp_path: Path
 ) -> None:
     adapter, workspace = make_adapter(codex_bin, llm, tmp_path)
@@ -129,6 +129,7 @@ async def test_a_steer_joins_the_running_turn_and_aborts_interrupt_streaming_and
         pending = await d.wait_turn(turn_id)
 
         d.policy = allow_all
+        failed = await d.prompt("HTTP_400")
         after = await d.prompt("Say hello.")
 
     assert steered.stop_reason == "end_turn"
@@ -141,6 +142,9 @@ async def test_a_steer_joins_the_running_turn_and_aborts_interrupt_streaming_and
     (resolved,) = pending.of_type(InteractionResolvedFrame)
     assert resolved.payload.outcome != "allowed"
     assert not (workspace / "never.txt").exists()
+    assert failed.stop_reason == "error"
+    (error,) = failed.of_type(AgentErrorFrame)
+    assert API_ERROR_MESSAGE in error.payload.message
     assert after.stop_reason == "end_turn"
     assert DEFAULT_TEXT in after.text
     assert "tick" not in after.text

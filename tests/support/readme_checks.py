@@ -28,16 +28,22 @@ def _commands() -> list[list[str]]:
     ]
 
 
-def readme_check(adapter_type: str, core: str | None = None) -> list[str]:
+def readme_check(
+    adapter_type: str, core: str | None = None, *, protocol: str | None = None
+) -> list[str]:
     """The README's ``rawp-adapters check <adapter_type>`` line, as printed: for the SDK
-    core ``core``, or (``None``) the one that names no core."""
+    core ``core`` or the plugin of ``protocol``, or (``None``) the one that names none."""
     for argv in _commands():
         if argv[:3] != ["rawp-adapters", "check", adapter_type]:
             continue
         cores = [arg for arg in argv if arg.startswith("core=")]
-        if cores == ([f"core={core}"] if core else []):
+        protocols = [arg for arg in argv if arg.startswith("protocol=")]
+        if cores == ([f"core={core}"] if core else []) and protocols == (
+            [f"protocol={protocol}"] if protocol else []
+        ):
             return argv
     named = f" of core={core}" if core else ""
+    named += f" of protocol={protocol}" if protocol else ""
     raise AssertionError(f"the README shows no `rawp-adapters check {adapter_type}`{named}")
 
 

@@ -515,10 +515,13 @@ class CodexAdapter(Adapter[CodexSettings]):
         return [ModelInfo(id=m.id, name=m.display_name or None) for m in self._models]
 
     async def set_model(self, change: ModelSet) -> ModelState:
-        """Taken by the next ``turn/start`` (codex sets model and effort per turn)."""
+        """Taken by the next ``turn/start`` (codex sets model and effort per turn). A
+        model must be one ``model/list`` lists (codex's catalog, ``model_catalog_json``)
+        or the one in use: codex would send any name to its provider."""
         known = {m.id: m for m in self._models}
-        model = change.model or self._next_model or self._model
-        if change.model is not None and known and change.model not in known:
+        current = self._next_model or self._model
+        model = change.model or current
+        if change.model not in (None, current) and known and change.model not in known:
             raise OperationRejected(
                 f"codex has no model {change.model!r} (it has {', '.join(known)})"
             )
