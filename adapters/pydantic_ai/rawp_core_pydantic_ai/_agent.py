@@ -60,6 +60,7 @@ class SdkAgent:
             base_url=options.base_url, api_key=api_key, max_retries=options.max_retries
         )
         self._provider = OpenAIProvider(openai_client=self._client)
+        self._models: dict[str, OpenAIChatModel] = {}
         self.agent: Agent[None, str | DeferredToolRequests] = Agent(
             output_type=[str, DeferredToolRequests],
             instructions=options.instructions,
@@ -67,7 +68,12 @@ class SdkAgent:
         )
 
     def model(self, name: str) -> OpenAIChatModel:
-        return OpenAIChatModel(name, provider=self._provider)
+        """The model ``name``, made once (making one takes the best part of a
+        millisecond, which each step would add to the Master's wait)."""
+        model = self._models.get(name)
+        if model is None:
+            model = self._models[name] = OpenAIChatModel(name, provider=self._provider)
+        return model
 
     async def step(
         self,
