@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import tomllib
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -96,6 +97,20 @@ async def test_the_guides_core_answers_behind_the_sdk_adapter(tmp_path: Path) ->
     async with drive(adapter, workspace=tmp_path) as d:
         turn = await d.prompt("hello")
     assert turn.text == "HELLO"
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("snippets_importable")
+async def test_the_guides_asyncio_only_core_answers_on_either_loop_and_leaves_no_thread(
+    tmp_path: Path,
+) -> None:
+    adapter = create_adapter(
+        AgentMetadata(adapter_type="sdk", settings={"core": "my_asyncio_core:WordsCore"})
+    )
+    async with drive(adapter, workspace=tmp_path) as d:
+        turn = await d.prompt("hello from asyncio")
+    assert (turn.stop_reason, turn.text) == ("end_turn", "hello from asyncio ")
+    assert [t for t in threading.enumerate() if t.name.startswith("words-")] == []
 
 
 def test_the_guides_remote_subject_opens_its_sessions_on_a_worker() -> None:
