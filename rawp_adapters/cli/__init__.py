@@ -47,6 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rawp_adapters.cli._worker import worker_command
 
         return worker_command(args)
+    if args.command == "inspect":
+        from rawp_adapters.inspect._command import inspect_command
+
+        return inspect_command(args)
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         parser.error(f"--workspace {args.workspace} is not a directory")
@@ -313,6 +317,20 @@ def _add_check(
         "Exit code: 0 no rule failed, 1 a rule failed, 2 usage.",
         arguments=_check_arguments,
     )
+    commands.add_parser(
+        "inspect",
+        parents=[common],
+        help="see sessions in the browser: start, attach, record, replay, check",
+        description="Serve the inspector page on 127.0.0.1 (the URL printed carries a "
+        "fresh token; requests without it are refused), or check a recording with --check.",
+        arguments=_inspect_arguments,
+    )
+
+
+def _inspect_arguments(inspect: argparse.ArgumentParser) -> None:
+    from rawp_adapters.inspect._command import add_arguments
+
+    add_arguments(inspect)
 
 
 def _worker_arguments(worker: argparse.ArgumentParser) -> None:

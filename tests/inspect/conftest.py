@@ -1,0 +1,67 @@
+"""The inspector as a user meets it: ``rawp-adapters inspect`` as a real process, and
+(for the page) Debian's Chromium driven headless by Playwright."""
+
+from __future__ import annotations
+
+import selectors
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from tests.inspect.recordings import CLI, record_demo_session
+
+START_WAIT = 30.0
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    """The URL the command printed, with its token."""
+    base: str
+    token: str
+    workspace: Path
+
+
+@contextmanager
+def inspector(workspace: Path, *args: str) -> Iterator[Server]:
+    """``rawp-adapters inspect`` started in ``workspace``, stopped (SIGTERM, then
+    SIGKILL) on exit."""
+    with (workspace / "inspector.stderr").open("wb") as stderr:
+        process = subprocess.Popen(
+            [*CLI, "inspect", *args], cwd=workspace, stdout=subprocess.PIPE, stderr=stderr
+        )
+        try:
+            assert process.stdout is not None
+            with selectors.DefaultSelector() as selector:
+                selector.register(process.stdout, selectors.EVENT_READ)
+                ready = selector.select(timeout=START_WAIT)
+            assert ready, "rawp-adapters inspect printed no URL in time"
+            line = process.stdout.readline().decode()
+            url = line.split()[-1]
+            parts = urlsplit(url)
+            token = parse_qs(parts.query)["token"][0]
+            yield Server(url, f"{parts.scheme}://{parts.netloc}", token, workspace)
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with inspector(tmp_path_factory.mktemp("inspect")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def demo_lines(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """A real demo-core session's frames (one allowed write)."""
+    return record_demo_session(tmp_path_factory.mktemp("demo"))

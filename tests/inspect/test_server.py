@@ -1,0 +1,114 @@
+"""The inspector's server, without a browser: what it refuses and how it is guarded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from tests.inspect.conftest import Server
+
+GUARDED = ["/", "/static/inspector.js", "/api/adapters", "/api/feeds", "/api/feeds/f1/events"]
+
+
+def fetch(
+    server: Server, path: str, *, token: str | None = None, body: Any = None
+) -> tuple[int, dict[str, str], bytes]:
+    headers = {"content-type": "application/json"}
+    if token is not None:
+        headers["x-inspector-token"] = token
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(server.base + path, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+@pytest.mark.parametrize("path", GUARDED)
+def test_a_request_without_the_token_is_refused(server: Server, path: str) -> None:
+    assert fetch(server, path)[0] == 403
+    assert fetch(server, path, token=server.token[:-1] + "x")[0] == 403
+    assert fetch(server, path + ("&" if "?" in path else "?") + "token=wrong")[0] == 403
+
+
+def test_a_start_without_the_token_starts_nothing(server: Server) -> None:
+    body = {"adapter_type": "sdk", "workspace": str(server.workspace)}
+    assert fetch(server, "/api/sessions", body=body)[0] == 403
+    status, _, listed = fetch(server, "/api/feeds", token=server.token)
+    assert status == 200
+    assert json.loads(listed) == []
+
+
+def test_the_page_comes_with_the_token_and_a_content_security_policy(server: Server) -> None:
+    assert server.url.startswith("http://127.0.0.1:")
+    status, headers, page = fetch(server, "/?token=" + server.token)
+    assert status == 200
+    policy = {k.lower(): v for k, v in headers.items()}["content-security-policy"]
+    assert "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy
+    assert b'<script src="/static/inspector.js?token=' + server.token.encode() in page
+
+
+def test_a_start_in_a_workspace_that_is_no_directory_is_refused_saying_so(
+    server: Server,
+) -> None:
+    body = {"adapter_type": "sdk", "workspace": str(server.workspace / "absent")}
+    status, _, answer = fetch(server, "/api/sessions", token=server.token, body=body)
+    assert status == 400
+    assert "workspace must be an existing absolute directory" in json.loads(answer)["error"]
+
+
+def test_a_start_of_an_adapter_not_installed_is_refused_naming_it(server: Server) -> None:
+    body = {"adapter_type": "nonesuch", "workspace": str(server.workspace)}
+    status, _, answer = fetch(server, "/api/sessions", token=server.token, body=body)
+    assert status == 400
+    assert "nonesuch" in json.loads(answer)["error"]
+
+
+def test_the_start_form_offers_each_adapter_with_its_settings_schema(server: Server) -> None:
+    status, _, answer = fetch(server, "/api/adapters", token=server.token)
+    forms = {(f["adapter_type"], f["protocol"]): f for f in json.loads(answer)["adapters"]}
+    assert status == 200
+    assert forms["sdk", None]["schema"]["properties"]["core"]["default"] == "demo"
+    assert "env_policy" in forms["process", None]["schema"]["properties"]
+
+
+def test_the_inspect_command_is_imported_only_when_it_runs() -> None:
+    script = (
+        "import sys\n"
+        "from rawp_adapters.cli import build_parser, main\n"
+        "build_parser().parse_args(['serve', '--stdio'])\n"
+        "main(['adapters'])\n"
+        "loaded = [m for m in sys.modules if m.startswith(('starlette', 'uvicorn',"
+        " 'rawp_adapters.inspect'))]\n"
+        "sys.stderr.write(repr(loaded))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stderr.strip() == "[]"
+
+
+def test_a_control_request_that_names_no_control_frame_is_refused_with_the_known_ones(
+    server: Server,
+) -> None:
+    body = {"adapter_type": "sdk", "workspace": str(server.workspace)}
+    status, _, started = fetch(server, "/api/sessions", token=server.token, body=body)
+    assert status == 200
+    control = f"/api/feeds/{json.loads(started)['feed_id']}/control"
+    status, _, answer = fetch(server, control, token=server.token, body={"op": "fly"})
+    assert status == 400
+    assert "unknown op 'fly'; known: prompt, abort, steer" in json.loads(answer)["error"]
+    status, _, answer = fetch(server, control, token=server.token, body={"op": "prompt"})
+    assert status == 400
+    assert "'text' must be a non-empty string" in json.loads(answer)["error"]
+    status, _, answer = fetch(server, control, token=server.token, body={"op": "end"})
+    assert status == 200
+    assert json.loads(answer) == {"type": "control.session.end", "seq": 1}
