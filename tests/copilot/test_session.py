@@ -1,7 +1,6 @@
-"""What the copilot core takes between and into turns: a model change (the CLI's
-``session.model.switchTo``) and the list it takes from, a compaction (the CLI's own
+"""What the copilot core takes between and into turns: a compaction (the CLI's own
 summary), and a steer or follow-up into a running turn (``send`` in ``immediate`` or
-``enqueue`` mode)."""
+``enqueue`` mode). Its model change is in ``tests/sdk_cores/test_models.py``."""
 
 from __future__ import annotations
 
@@ -12,18 +11,12 @@ import pytest
 
 from rawp_adapters.frames import (
     InteractionRequest,
-    ModelChangedFrame,
-    ModelListFrame,
-    SessionCapabilitiesFrame,
     SessionCompactedFrame,
-    SessionErrorFrame,
 )
 from rawp_adapters.testing import SessionDriver
 from tests.copilot.sessions import WRITE_PROMPT, copilot_session
 from tests.support.llm_openai import (
     DEFAULT_TEXT,
-    MODEL_SAYS,
-    NAME_MODEL,
     TOOL_SAID,
     ScriptedOpenAI,
     last_user_text,
@@ -33,30 +26,6 @@ from tests.support.llm_openai import (
 pytestmark = pytest.mark.anyio
 
 STEERED = "Also say hello."
-
-
-async def test_the_model_switches_between_prompts_to_a_listed_one_and_refuses_others(
-    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
-) -> None:
-    async with copilot_session(llm, copilot_cli, tmp_path, models=["fake-model-2"]) as d:
-        before = await d.prompt(NAME_MODEL)
-        await d.send(d.control.list_models())
-        listed = await d.wait_for(ModelListFrame)
-        await d.send(d.control.set_model("fake-model-2"))
-        changed = await d.wait_for(ModelChangedFrame)
-        after = await d.prompt(NAME_MODEL)
-        await d.send(d.control.set_model("no-such-model"))
-        refused = await d.wait_for(SessionErrorFrame)
-        still = await d.prompt(NAME_MODEL)
-    capabilities = d.of_type(SessionCapabilitiesFrame)[0].payload
-    assert capabilities.agent is not None
-    assert capabilities.agent.model == "fake-model"
-    assert [m.id for m in listed.payload.models] == ["fake-model", "fake-model-2"]
-    assert before.text == f"{MODEL_SAYS}fake-model."
-    assert changed.payload.model == "fake-model-2"
-    assert after.text == f"{MODEL_SAYS}fake-model-2."
-    assert refused.payload.error_code == "REJECTED"
-    assert still.text == f"{MODEL_SAYS}fake-model-2."
 
 
 async def test_a_compaction_replaces_the_conversation_by_the_models_summary(

@@ -1,5 +1,5 @@
-"""Text, thinking, usage and model errors of the openai-agents core, over HTTP to the
-scripted model."""
+"""Text, usage and model errors of the openai-agents core, over HTTP to the scripted
+model (thinking is in ``tests/sdk_cores/test_turns.py``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import pytest
 from rawp_adapters.frames import (
     AgentErrorFrame,
     TextDoneFrame,
-    ThinkingDoneFrame,
 )
 from rawp_adapters.testing import drive
 from tests.openai_agents.conftest import core
-from tests.support.llm_openai import DEFAULT_TEXT, HTTP_400, THINKING_TEXT, ScriptedOpenAI
+from tests.support.llm_openai import DEFAULT_TEXT, HTTP_400, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
 
@@ -32,19 +31,6 @@ async def test_a_text_turn_streams_the_models_words_and_its_usage(
     usage = turn.end.payload.usage
     assert usage is not None
     assert usage.input_tokens == 100
-
-
-async def test_thinking_streams_as_its_own_block_before_the_text(
-    llm: ScriptedOpenAI, tmp_path: Path
-) -> None:
-    async with drive(core(llm), workspace=tmp_path) as d:
-        turn = await d.prompt("THINK_FIRST hello")
-    (thinking,) = turn.of_type(ThinkingDoneFrame)
-    assert thinking.payload.text == THINKING_TEXT
-    (text,) = turn.of_type(TextDoneFrame)
-    assert thinking.payload.index == 0
-    assert text.payload.index == 1
-    assert text.payload.text == DEFAULT_TEXT
 
 
 async def test_a_model_error_ends_the_turn_in_error_and_the_session_goes_on(

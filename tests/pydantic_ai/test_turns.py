@@ -1,5 +1,6 @@
-"""Turns of the pydantic-ai core over HTTP to the scripted model: text, thinking,
-usage per turn, a model error mid-stream, a model switch, and what a session refuses."""
+"""Turns of the pydantic-ai core over HTTP to the scripted model: text, usage per turn,
+a model error mid-stream, a refused request and an abort (thinking, the model switch and
+the scenarios every core shares are in ``tests/sdk_cores/``)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,13 @@ import pytest
 
 from rawp_adapters.frames import (
     AgentErrorFrame,
-    ModelChangedFrame,
-    ModelListFrame,
     SessionCapabilitiesFrame,
-    SessionErrorFrame,
     SessionUsageFrame,
-    TurnStartFrame,
 )
 from tests.pydantic_ai.sessions import pydantic_ai_session
 from tests.support.llm_openai import (
     DEFAULT_TEXT,
-    MODEL_SAYS,
     PROMPT_TOKENS,
-    THINKING_TEXT,
     Part,
     Reply,
     ScriptedOpenAI,
@@ -52,19 +47,6 @@ async def test_a_text_turn_streams_the_models_answer_and_its_usage(
     assert capabilities.agent.name == "pydantic-ai"
     assert capabilities.agent.version == "pydantic-ai-slim 2.68.0"
     assert capabilities.agent.model == "fake-model"
-
-
-async def test_thinking_is_streamed_as_its_own_block_before_the_text(
-    llm: ScriptedOpenAI, tmp_path: Path
-) -> None:
-    async with pydantic_ai_session(llm, tmp_path) as d:
-        turn = await d.prompt("THINK_FIRST Say hello.")
-    (thought,) = turn.of_type("agent.thinking.done")
-    assert thought.payload.text == THINKING_TEXT
-    assert thought.payload.index == 0
-    assert "".join(f.payload.text for f in turn.of_type("agent.thinking.delta")) == THINKING_TEXT
-    (text,) = turn.of_type("agent.text.done")
-    assert (text.payload.index, text.payload.text) == (1, DEFAULT_TEXT)
 
 
 def _break_mid_stream(body: dict[str, object]) -> Reply | None:
@@ -102,19 +84,6 @@ async def test_a_refused_request_ends_the_turn_with_the_apis_error(
     assert after.stop_reason == "end_turn"
 
 
-async def test_a_second_prompt_while_one_runs_is_refused_prompt_in_progress(
-    llm: ScriptedOpenAI, tmp_path: Path
-) -> None:
-    async with pydantic_ai_session(llm, tmp_path) as d:
-        start = await d.start_prompt("SLOW_STREAM 50 20")
-        await d.send(d.control.prompt("Say hello."))
-        refused = await d.wait_for(SessionErrorFrame)
-        turn = await d.wait_turn(start.payload.turn_id)
-    assert refused.payload.error_code == "PROMPT_IN_PROGRESS"
-    assert len(d.of_type(TurnStartFrame)) == 1
-    assert turn.stop_reason == "end_turn"
-
-
 async def test_aborting_a_streaming_turn_ends_it_cancelled_and_the_next_turn_runs(
     llm: ScriptedOpenAI, tmp_path: Path
 ) -> None:
@@ -127,21 +96,3 @@ async def test_aborting_a_streaming_turn_ends_it_cancelled_and_the_next_turn_run
         after = await d.prompt("Say hello.")
     assert turn.stop_reason == "cancelled"
     assert after.text == DEFAULT_TEXT
-
-
-async def test_the_model_switches_between_turns_to_a_listed_one_and_refuses_others(
-    llm: ScriptedOpenAI, tmp_path: Path
-) -> None:
-    models = ["fake-model", "fake-model-2"]
-    async with pydantic_ai_session(llm, tmp_path, models=models) as d:
-        await d.send(d.control.list_models())
-        listed = await d.wait_for(ModelListFrame)
-        await d.send(d.control.set_model("fake-model-2"))
-        changed = await d.wait_for(ModelChangedFrame)
-        turn = await d.prompt("NAME_MODEL")
-        await d.send(d.control.set_model("no-such-model"))
-        refused = await d.wait_for(SessionErrorFrame)
-    assert [m.id for m in listed.payload.models] == models
-    assert changed.payload.model == "fake-model-2"
-    assert turn.text == f"{MODEL_SAYS}fake-model-2."
-    assert refused.payload.error_code == "REJECTED"

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from rawp_adapter_sdk import SdkAdapter
 
-from rawp_adapters import AgentMetadata
+from rawp_adapters import AgentMetadata, ClientFrame
+from rawp_adapters.frames import TurnEndFrame
 from tests.copilot.conftest import installed_cli
 from tests.support.llm_openai import ScriptedOpenAI
 
@@ -32,12 +33,13 @@ class ScriptedCore:
     features: frozenset[str]
     """The features ``session.capabilities`` must report true."""
 
-    def settings(self, llm: ScriptedOpenAI, **settings: Any) -> dict[str, Any]:
-        """The sdk adapter's settings for this core on ``llm``."""
-        return {"core": self.name, "core_options": self.options(llm)} | settings
+    def settings(self, llm: ScriptedOpenAI, **options: Any) -> dict[str, Any]:
+        """The sdk adapter's settings for this core on ``llm``, ``options`` added to its
+        ``core_options``."""
+        return {"core": self.name, "core_options": self.options(llm) | options}
 
-    def adapter(self, llm: ScriptedOpenAI, **settings: Any) -> SdkAdapter:
-        return SdkAdapter.from_settings(self.settings(llm, **settings))
+    def adapter(self, llm: ScriptedOpenAI, **options: Any) -> SdkAdapter:
+        return SdkAdapter.from_settings(self.settings(llm, **options))
 
     def agent(self, llm: ScriptedOpenAI) -> AgentMetadata:
         """The core as an installed agent (a sub-agent's, say)."""
@@ -93,7 +95,10 @@ CORES = (
             f"github-copilot-sdk {importlib.metadata.version('github-copilot-sdk')}; "
             f"@github/copilot {COPILOT_CLI_VERSION}"
         ),
-        features=frozenset(_TOOLS_AND_QUESTIONS),
+        features=frozenset(
+            _TOOLS_AND_QUESTIONS
+            | {"model_change", "model_list", "steering", "follow_up", "context_compaction"}
+        ),
     ),
 )
 """Every SDK core plugin the project ships, as the scenarios drive it."""
@@ -103,3 +108,18 @@ CORES = (
 def scripted_core(request: pytest.FixtureRequest) -> ScriptedCore:
     core: ScriptedCore = request.param
     return core
+
+
+def turn_ends(frames: list[ClientFrame], turn_id: str) -> int:
+    """How many times ``turn_id`` ended (once, in a sound session)."""
+    return sum(isinstance(f, TurnEndFrame) and f.payload.turn_id == turn_id for f in frames)
+
+
+def of_turn_after_its_end(frames: list[ClientFrame], turn_id: str) -> list[str]:
+    """The types of the frames of ``turn_id`` that came after its (first) end."""
+    end = next(
+        i
+        for i, f in enumerate(frames)
+        if isinstance(f, TurnEndFrame) and f.payload.turn_id == turn_id
+    )
+    return [f.type for f in frames[end + 1 :] if getattr(f.payload, "turn_id", None) == turn_id]

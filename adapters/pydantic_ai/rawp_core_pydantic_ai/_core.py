@@ -34,7 +34,7 @@ class PydanticAiCore:
     """Options (``core_options``): ``model`` (the model's name at the server),
     ``base_url`` and ``api_key`` of the OpenAI-compatible server (default: the
     ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` environment, as the SDK reads them),
-    ``models`` (those ``control.model.set`` takes; default: ``model`` only),
+    ``models`` (those ``control.model.set`` takes besides ``model``),
     ``instructions``, ``tools`` (the core's own tools to offer; default ``["write"]``, a
     file write inside the workspace asked about first) and ``max_retries`` (of the
     OpenAI client, default 2)."""
@@ -58,7 +58,7 @@ class PydanticAiCore:
         if not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be a non-negative integer: {max_retries!r}")
         self._model = model
-        self._models = list(models) if models is not None else [model]
+        self._models = list(dict.fromkeys([model, *(models or ())]))
         self._base_url = base_url
         self._api_key = api_key
         self._instructions = instructions
