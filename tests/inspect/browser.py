@@ -1,0 +1,65 @@
+"""Headless Chromium for the page's tests: Debian's package, driven by Playwright
+through its executable path (``playwright install`` downloads a browser build, which
+cannot work here; scripts/install-browser installs Chromium)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = 30_000
+SCREENSHOTS = os.environ.get("RAWP_INSPECTOR_SCREENSHOTS")
+"""A directory to save the main views into (docs/images for the docs), if set."""
+
+
+def launch() -> Iterator[Browser]:
+    expect.set_options(timeout=WAIT_MS)
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed: run scripts/install-browser")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield browser
+        browser.close()
+
+
+class PageErrors:
+    """Scripts that failed in the page, and what the content security policy refused."""
+
+    def __init__(self, page: Page) -> None:
+        self.errors: list[str] = []
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("console", self._console)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error" and "Content Security Policy" in message.text:
+            self.errors.append(message.text)
+
+
+def open_page(browser: Browser, url: str) -> Iterator[tuple[Page, PageErrors]]:
+    context = browser.new_context(viewport={"width": 1280, "height": 760}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors = PageErrors(page)
+    page.goto(url)
+    yield page, errors
+    context.close()
+
+
+def screenshot(page: Page, name: str) -> None:
+    if SCREENSHOTS:
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"inspector-{name}.png"))

@@ -1,0 +1,63 @@
+"""A 100,000-frame recording in the page: opened, scrolled and searched."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.inspect.browser import launch, open_page, screenshot
+from tests.inspect.conftest import Server
+from tests.inspect.recordings import long_recording
+
+FRAMES = 100_000
+OPEN_BOUND_MS = 60_000
+"""Far above what it takes (about 6 s on a loaded 2-core machine): a bound that only
+a page that renders every row, or a server that blocks on checking, would break."""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    yield from launch()
+
+
+@pytest.fixture
+def page(browser: Browser, server: Server) -> Iterator[Page]:
+    for page, errors in open_page(browser, server.url):
+        yield page
+        assert errors.errors == []
+
+
+def test_a_100000_frame_recording_opens_in_seconds_and_scrolls_to_its_last_frame(
+    page: Page, tmp_path: Path, demo_lines: list[str]
+) -> None:
+    lines = long_recording(demo_lines, FRAMES)
+    big = tmp_path / "big.jsonl"
+    big.write_text("\n".join(lines) + "\n")
+    started = time.monotonic()
+    page.set_input_files("#open-file", big)
+    timing = page.locator("#open-timing")
+    expect(timing).to_have_attribute("data-ms", re.compile(r"^\d+$"), timeout=OPEN_BOUND_MS)
+    opened_ms = int(timing.get_attribute("data-ms") or 0)
+    sys.stderr.write(f"opened {len(lines)} frames in {opened_ms} ms\n")
+    assert opened_ms < OPEN_BOUND_MS
+    status = page.locator("#feed-status")
+    expect(status).to_have_text(
+        f"recording · ended · {len(lines)} frames · 0 rules broken", timeout=OPEN_BOUND_MS
+    )
+    sys.stderr.write(f"checked in {time.monotonic() - started:.1f} s\n")
+    page.click("#tab-raw")
+    # Only the rows in view are in the page, whatever the feed's length.
+    assert page.locator("#raw .row-item").count() < 100
+    expect(page.locator("#raw .row-item").last).to_contain_text(f"#{len(lines)}")
+    page.fill("#search", "session.closed")
+    expect(page.locator("#raw .row-item")).to_have_count(1)
+    expect(page.locator("#raw .row-item")).to_contain_text(f"#{len(lines)}")
+    page.fill("#search", "")
+    page.click("#tab-timeline")
+    screenshot(page, "large")

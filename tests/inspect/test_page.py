@@ -1,0 +1,207 @@
+"""The inspector page in a real browser, driving real demo-core sessions (the SDK
+adapter's scripted core: offline, no model)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.inspect.browser import PageErrors, launch, open_page, screenshot
+from tests.inspect.conftest import Server
+
+WRITE = "Write a short note to notes.txt"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    yield from launch()
+
+
+@pytest.fixture
+def page(browser: Browser, server: Server) -> Iterator[Page]:
+    for page, errors in open_page(browser, server.url):
+        yield page
+        assert_no_errors(errors)
+
+
+def assert_no_errors(errors: PageErrors) -> None:
+    assert errors.errors == []
+
+
+def start_demo(page: Page, *, deadline_ms: int | None = None) -> None:
+    expect(page.locator("#adapter-select")).to_have_value(
+        page.locator("#adapter-select option", has_text="sdk").first.get_attribute("value") or ""
+    )
+    if deadline_ms is not None:
+        page.fill("#deadline", str(deadline_ms))
+    page.click("#start-button")
+    expect(page.locator("#feed-status")).to_contain_text("session · live")
+    expect(page.locator("#timeline [data-kind=session]")).to_contain_text("rawp-demo")
+
+
+def prompt(page: Page, text: str) -> None:
+    page.fill("#prompt-text", text)
+    page.click("#send-prompt")
+
+
+def question(page: Page) -> None:
+    expect(page.locator("#timeline [data-kind=question]")).to_contain_text(
+        "write_file · Write notes.txt in the workspace?"
+    )
+
+
+def turn_ended(page: Page, stop_reason: str) -> None:
+    expect(page.locator(f"#timeline [data-kind=turn][data-stop={stop_reason}]")).to_be_visible()
+
+
+def test_a_demo_session_streams_text_and_a_permission_answered_inline_shows_its_outcome(
+    page: Page, server: Server
+) -> None:
+    start_demo(page)
+    prompt(page, WRITE)
+    expect(page.locator("#timeline [data-kind=text]").first).to_have_text(
+        "textI'll write a note to notes.txt."
+    )
+    question(page)
+    expect(page.locator("#timeline .countdown")).to_contain_text("s left")
+    page.click("#timeline button[data-answer=allow]")
+    expect(page.locator("#timeline [data-kind=question]")).to_contain_text("allowedby master")
+    turn_ended(page, "end_turn")
+    expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file ok")
+    expect(page.locator("#timeline [data-kind=text]").last).to_contain_text(
+        "Done. Wrote", use_inner_text=True
+    )
+    expect(page.locator("#timeline [data-kind=turn]")).to_contain_text("out 29 tokens")
+    assert (server.workspace / "notes.txt").read_text().startswith("You asked: " + WRITE)
+    assert page.locator("#violation-count").text_content() == "0"
+    screenshot(page, "timeline")
+
+
+def test_a_permission_left_unanswered_times_out_when_its_countdown_runs_out(page: Page) -> None:
+    start_demo(page, deadline_ms=1500)
+    prompt(page, WRITE)
+    question(page)
+    expect(page.locator("#timeline [data-kind=question]")).to_contain_text("timed_outby deadline")
+    turn_ended(page, "end_turn")
+    expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file error")
+
+
+def test_abort_ends_the_running_turn_cancelled(page: Page) -> None:
+    start_demo(page)
+    prompt(page, WRITE)
+    question(page)
+    page.click("#abort")
+    turn_ended(page, "cancelled")
+    expect(page.locator("#timeline [data-kind=question]")).to_contain_text("cancelledby abort")
+    assert page.locator("#violation-count").text_content() == "0"
+
+
+def test_every_control_frame_a_master_sends_goes_from_the_page_to_the_session(
+    page: Page,
+) -> None:
+    start_demo(page)
+    page.fill("#prompt-text", "a steer")
+    page.fill("#model", "some-model")
+    page.fill("#plan", '["first", "second"]')
+    for op in ("steer", "follow_up", "set_model", "list_models", "mode", "plan", "compact"):
+        page.click(f"#controls button[data-op={op}]")
+        expect(page.locator("#timeline [data-kind=master]").nth(-1)).to_be_visible()
+    page.click("#end")
+    expect(page.locator("#feed-status")).to_contain_text("session · ended")
+    page.click("#tab-raw")
+    page.select_option("#type-filter", label="control.plan.set")
+    expect(page.locator("#raw [data-type='control.plan.set']")).to_contain_text('"first"')
+    page.select_option("#type-filter", value="")
+    sent = page.evaluate("[...document.querySelectorAll('#type-filter option')].map(o => o.value)")
+    assert {
+        "control.prompt.steer",
+        "control.model.set",
+        "control.model.list",
+        "control.mode.switch",
+        "control.plan.set",
+        "control.session.compact",
+        "control.session.end",
+    } <= set(sent)
+    # What the demo core cannot do, the session refuses as the contract says: no rule broken.
+    assert page.locator("#violation-count").text_content() == "0"
+
+
+def test_a_session_saved_as_a_recording_opens_and_replays_step_by_step_and_at_speed(
+    page: Page, tmp_path: Path
+) -> None:
+    start_demo(page)
+    prompt(page, WRITE)
+    question(page)
+    page.click("#timeline button[data-answer=allow]")
+    turn_ended(page, "end_turn")
+    page.click("#end")
+    expect(page.locator("#feed-status")).to_contain_text("session · ended")
+    with page.expect_download() as download:
+        page.click("#save-recording")
+    saved = tmp_path / "session.jsonl"
+    download.value.save_as(saved)
+    lines = saved.read_text().splitlines()
+    assert json.loads(lines[0])["type"] == "session.capabilities"
+    assert json.loads(lines[-1])["type"] == "session.closed"
+    assert any(json.loads(line)["type"] == "control.interaction.response" for line in lines)
+
+    page.set_input_files("#open-file", saved)
+    status = page.locator("#feed-status")
+    expect(status).to_have_text(f"recording · ended · {len(lines)} frames · 0 rules broken")
+    page.click("#tab-raw")
+    screenshot(page, "raw")
+
+    page.click("#replay-button")
+    expect(status).to_have_text("replay · live · 0 frames · 0 rules broken")
+    page.click("#replay-step")
+    expect(status).to_have_text("replay · live · 1 frames · 0 rules broken")
+    page.click("#replay-step")
+    expect(status).to_have_text("replay · live · 2 frames · 0 rules broken")
+    page.click("#replay-controls [data-speed=max]")
+    expect(status).to_have_text(f"replay · ended · {len(lines)} frames · 0 rules broken")
+    with page.expect_download() as download:
+        page.click("#save-recording")
+    replayed = tmp_path / "replayed.jsonl"
+    download.value.save_as(replayed)
+    assert replayed.read_text().splitlines() == lines
+
+
+def test_a_broken_recording_shows_the_frame_that_breaks_a_rule(
+    page: Page, tmp_path: Path, demo_lines: list[str]
+) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(demo_lines[:4] + demo_lines[5:]) + "\n")
+    page.set_input_files("#open-file", broken)
+    expect(page.locator("#feed-status")).to_contain_text("recording · ended")
+    expect(page.locator("#violations li")).to_have_text(
+        "[seq-contiguous] frame #5: seq 6, expected 5"
+    )
+    expect(page.locator("#timeline [data-kind=violation]")).to_contain_text("seq-contiguous")
+    page.click("#violations li")
+    marked = page.locator("#raw [data-violation]")
+    expect(marked).to_have_attribute("data-violation", "seq-contiguous")
+    expect(marked).to_contain_text("#6")
+    expect(page.locator("#detail")).to_contain_text("✖ [seq-contiguous] seq 6, expected 5")
+    screenshot(page, "violation")
+
+
+def test_an_agent_that_prints_markup_shows_it_as_text_and_runs_none_of_it(page: Page) -> None:
+    markup = '<script>window.pwned = 1</script><img src="x" onerror="window.pwned = 2">'
+    start_demo(page)
+    prompt(page, f"{markup} in notes.txt")
+    question(page)
+    page.click("#timeline button[data-answer=allow]")
+    turn_ended(page, "end_turn")
+    expect(page.locator("#timeline [data-kind=prompt]")).to_contain_text(markup)
+    expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("<script>window.pwned")
+    page.locator("#timeline [data-kind=tool]").click()
+    expect(page.locator("#detail")).to_contain_text(markup.replace('"', '\\"'))
+    page.click("#tab-raw")
+    page.select_option("#type-filter", label="control.prompt.request")
+    expect(page.locator("#raw [data-type='control.prompt.request']")).to_contain_text("<script>")
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("#views script, #views img").count() == 0
