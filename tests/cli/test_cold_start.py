@@ -21,11 +21,18 @@ SERVE_THEN_LIST_MODULES = (
     "import sys\n"
     "from rawp_adapters.cli import main\n"
     "code = main(sys.argv[2:])\n"
-    "open(sys.argv[1], 'w').write('\\n'.join(sorted(sys.modules)))\n"
+    "done = sorted(sys.modules)\n"
+    "tokenize = sys.modules.get('tokenize')\n"
+    "if tokenize is not None and tokenize._compile.cache_info().currsize:\n"
+    "    done.append(TOKENIZE_COMPILED)\n"
+    "open(sys.argv[1], 'w').write('\\n'.join(done))\n"
     "sys.exit(code)\n"
 )
 """``rawp-adapters ARGS`` as the console script runs it, then every module it imported
-written to a file (stdout is the frame stream)."""
+written to a file (stdout is the frame stream), and whether tokenize compiled its
+patterns (pydantic reads a builtin's text signature with it, e.g. for a
+``default_factory=list``: milliseconds at each start)."""
+TOKENIZE_COMPILED = "tokenize-patterns-compiled"
 
 NOT_FOR_SERVE = (
     "jsonschema",
@@ -55,7 +62,8 @@ async def test_a_bridge_that_serves_a_turn_imports_no_other_commands_code(
 ) -> None:
     listed = tmp_path / "modules.txt"
     settings = {"command": fake_command("--terminal"), "agent_name": "fake"}
-    command = [sys.executable, "-c", SERVE_THEN_LIST_MODULES, str(listed)]
+    program = f"TOKENIZE_COMPILED = {TOKENIZE_COMPILED!r}\n{SERVE_THEN_LIST_MODULES}"
+    command = [sys.executable, "-c", program, str(listed)]
     command += ["serve", "--stdio", "--adapter", "process"]
     command += ["--settings-json", json.dumps(settings), "--workspace", str(tmp_path)]
     with (tmp_path / "stderr").open("wb") as stderr:
@@ -72,6 +80,7 @@ async def test_a_bridge_that_serves_a_turn_imports_no_other_commands_code(
     assert "rawp_adapter_process" in modules
     imported = sorted(m for m in modules if m.startswith(NOT_FOR_SERVE))
     assert imported == []
+    assert TOKENIZE_COMPILED not in modules
 
 
 LIST_BUILT_MODELS = (

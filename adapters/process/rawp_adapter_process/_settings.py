@@ -70,7 +70,12 @@ class ProcessSettings(AgentProcessSettings):
     )
     model: str | None = Field(default=None, description="Passed as `--model <model>`.")
     provider: str | None = Field(default=None, description="Passed as `--provider <provider>`.")
-    extra_args: list[str] = Field(default_factory=list, description="Appended to the command line.")
+    extra_args: list[str] = Field(
+        # Not the builtin ``list``: pydantic would read its text signature, which compiles
+        # tokenize's patterns (milliseconds at each ``serve --stdio`` start).
+        default_factory=lambda: [],  # noqa: PIE807
+        description="Appended to the command line.",
+    )
     approval: Literal["extension", "omp-builtin", "none"] = Field(
         default="extension",
         description="Where permission requests come from: the bundled `-e` extension, omp's "
