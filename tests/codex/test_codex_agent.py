@@ -235,3 +235,25 @@ async def test_an_app_server_that_cannot_start_fails_the_start_with_its_last_wor
     assert home is not None
     assert "rawp-codex-home-" in home.group(1)
     assert not await anyio.Path(home.group(1)).exists()
+
+
+async def test_an_app_server_killed_mid_turn_ends_the_turn_and_the_session_with_its_signal(
+    codex_bin: Path, llm: ScriptedResponses, tmp_path: Path
+) -> None:
+    adapter, workspace = make_adapter(codex_bin, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        start = await d.start_prompt("SLOW_STREAM 400 50")
+        turn_id = start.payload.turn_id
+        await d.wait_for(TextDeltaFrame, where=lambda f: f.payload.turn_id == turn_id)
+        (server,) = [
+            p for p in session_processes(d.session.session_id) if "app-server" in p.cmdline()
+        ]
+        server.kill()
+        killed = await d.wait_turn(turn_id)
+        closed = await d.closed()
+
+    assert killed.stop_reason == "error"
+    errors = d.of_type(AgentErrorFrame)
+    assert [(e.payload.severity, e.payload.signal) for e in errors] == [("fatal", "SIGKILL")]
+    assert closed.payload.reason == "agent_exit"
+    assert session_processes(d.session.session_id) == []

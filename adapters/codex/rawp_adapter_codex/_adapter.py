@@ -143,7 +143,6 @@ class CodexAdapter(Adapter[CodexSettings]):
         self._closing = False
         self._closed: CloseResult | None = None
         self._exit: ExitStatus | None = None
-        self._gone = anyio.Event()
 
     # ------------------------------------------------------------ what it is
 
@@ -310,10 +309,8 @@ class CodexAdapter(Adapter[CodexSettings]):
         status = exit_status(await process.wait())
         await process.stderr_ended()
         self._exit = status
-        self._gone.set()
-        if self._turn is not None:
-            self._turn.ended.set()
         if not self._closing and self._ctx is not None:
+            # the session ends the open turn with this error, then cancels prompt()
             self._ctx.agent_exited(
                 AgentExit(
                     exit_code=status.exit_code,
@@ -463,8 +460,7 @@ class CodexAdapter(Adapter[CodexSettings]):
             with anyio.CancelScope(shield=True), anyio.move_on_after(_ANSWER_BOUND):
                 await self._decline_pending(state)
         usage = turn_usage(state.usage_before, self._usage)
-        if state.status is None:
-            raise AgentFailure.of("the app-server went away during the turn")
+        assert state.status is not None  # set with ended, at the turn's turn/completed
         stop: StopReason | None = "cancelled" if state.aborting else stop_reason(state.status)
         if stop is None:
             message = state.error or f"the turn ended {state.status}"
