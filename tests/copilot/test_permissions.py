@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 from rawp_core_copilot._turn import EDITED_INPUT
 
-from rawp_adapters.frames import InteractionRequestFrame, ToolInvokeResultFrame
+from rawp_adapters.frames import (
+    InteractionRequestFrame,
+    InteractionResolvedFrame,
+    ToolInvokeResultFrame,
+)
 from rawp_adapters.testing import deny_all, never_answer
 from tests.copilot.sessions import WRITE_PROMPT, WRITE_TOOL, copilot_session
 from tests.support.llm_openai import (
@@ -105,21 +109,27 @@ def _parallel_writes(body: dict[str, object]) -> Reply | None:
     )
 
 
-async def test_two_parallel_writes_are_asked_one_after_the_other_and_each_gets_its_answer(
+async def test_two_parallel_writes_answered_in_reverse_order_each_get_their_own_answer(
     copilot_cli: Path, tmp_path: Path
 ) -> None:
     with ScriptedOpenAI(responder=_parallel_writes) as llm:
         async with copilot_session(llm, copilot_cli, tmp_path, policy=never_answer) as d:
             start = await d.start_prompt(PARALLEL_WRITES)
-            first = await d.wait_for(InteractionRequestFrame)
-            await d.send(d.control.deny(first.payload.interaction_id))
-            await d.wait_count(InteractionRequestFrame, 2)
-            second = d.of_type(InteractionRequestFrame)[1]
+            # both asked at once: well before the first could time out (30 s)
+            first, second = await d.wait_count(InteractionRequestFrame, 2, timeout=10)
             await d.send(d.control.allow(second.payload.interaction_id))
+            await d.send(d.control.deny(first.payload.interaction_id))
             turn = await d.wait_turn(start.payload.turn_id)
         assert llm.violations == []
     allowed = (second.payload.context.tool_input or {})["path"]
     assert files(tmp_path) == [allowed]
+    outcomes = {
+        f.payload.interaction_id: f.payload.outcome for f in turn.of_type(InteractionResolvedFrame)
+    }
+    assert outcomes == {
+        first.payload.interaction_id: "denied",
+        second.payload.interaction_id: "allowed",
+    }
     results = [f.payload.is_error for f in turn.of_type(ToolInvokeResultFrame)]
     assert sorted(results) == [False, True]
     assert turn.stop_reason == "end_turn"

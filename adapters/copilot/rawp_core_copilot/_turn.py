@@ -48,22 +48,60 @@ async def run_turn(
     translator = TurnTranslator(host_tools={tool.name for tool in runtime.host_tools})
     try:
         await thread.call(functools.partial(runtime.send, prompt, inbox))
-        async for item in inbox.receive:
-            if isinstance(item, CliExited):
-                raise item.error
-            if isinstance(item, Asked):
-                await _ask(thread, item, permission, inbox)
-                continue
-            if isinstance(item, HostCalled):
-                await _call_host(thread, env, item, inbox)
-                continue
-            for event in translator.translate(item, cancelled=cancelled()):
-                yield event
-                if isinstance(event, Stopped):
-                    return
+        async for received in inbox.receive:
+            items = [received]
+            if isinstance(received, Asked | HostCalled):
+                items = await _answer_all(received, thread, env, permission, inbox)
+            for item in items:
+                if isinstance(item, CliExited):
+                    raise item.error
+                for event in translator.translate(item, cancelled=cancelled()):
+                    yield event
+                    if isinstance(event, Stopped):
+                        return
     finally:
         thread.call_soon(runtime.end_turn)
         inbox.close()
+
+
+async def _answer_all(
+    first: Asked | HostCalled,
+    thread: AsyncioIsland,
+    env: CoreEnvironment,
+    permission: PermissionCallback,
+    inbox: Outbox[Any],
+) -> list[Any]:
+    """Answer ``first`` and every question or host call that comes while one is open, all
+    at once (the CLI asks about parallel calls together, so the Master may answer them in
+    any order); what else came meanwhile is returned, in order, once all are answered."""
+    came: list[Any] = []
+    async with anyio.create_task_group() as group:
+        open_calls = 0
+
+        async def answer(item: Asked | HostCalled) -> None:
+            nonlocal open_calls
+            try:
+                if isinstance(item, Asked):
+                    await _ask(thread, item, permission, inbox)
+                else:
+                    await _call_host(thread, env, item, inbox)
+            finally:
+                open_calls -= 1
+                if open_calls == 0:
+                    group.cancel_scope.cancel()  # stop reading: all are answered
+
+        def start(item: Asked | HostCalled) -> None:
+            nonlocal open_calls
+            open_calls += 1
+            group.start_soon(answer, item)
+
+        start(first)
+        async for item in inbox.receive:
+            if isinstance(item, Asked | HostCalled):
+                start(item)
+            else:
+                came.append(item)
+    return came
 
 
 async def _ask(
