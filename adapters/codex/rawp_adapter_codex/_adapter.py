@@ -21,6 +21,7 @@ from rawp_adapter_codex._rpc import (
     LineTooLong,
     Notification,
     ServerRequest,
+    Unreadable,
 )
 from rawp_adapter_codex._settings import CodexSettings
 from rawp_adapter_codex._translate import (
@@ -329,6 +330,9 @@ class CodexAdapter(Adapter[CodexSettings]):
             async for message in self._connection.incoming:
                 try:
                     await self._handle(ctx, message)
+                except ValidationError as exc:
+                    method = getattr(message, "method", "?")
+                    await ctx.emit(_protocol_error(f"cannot read the app-server's {method}: {exc}"))
                 except Exception:  # never lose the pump over one message
                     ctx.log.exception(
                         "cannot translate a codex message", message=repr(message)[:300]
@@ -341,6 +345,12 @@ class CodexAdapter(Adapter[CodexSettings]):
                     severity="warning",
                     error_code="FRAME_TOO_LARGE",
                     message=f"the app-server wrote a {message.size}-byte line; it was skipped",
+                )
+            )
+        elif isinstance(message, Unreadable):
+            await ctx.emit(
+                _protocol_error(
+                    f"the app-server wrote a line that is not a JSON object: {message.line!r}"
                 )
             )
         elif isinstance(message, ServerRequest):
@@ -568,3 +578,8 @@ class CodexAdapter(Adapter[CodexSettings]):
         if self._closed is None:
             self._closed = await self._shutdown()
         return self._closed
+
+
+def _protocol_error(message: str) -> AgentError:
+    """A message of the app-server's that cannot be read: skipped, the session goes on."""
+    return AgentError(severity="warning", error_code="PROTOCOL_ERROR", message=message)

@@ -1,9 +1,9 @@
 """The app-server's JSON-RPC over the agent's pipes: one JSON object per line, no
 ``"jsonrpc"`` member. :meth:`Connection.request` waits for its answer; what the
 app-server sends of its own (notifications, requests) reaches :attr:`Connection.incoming`
-in the order it arrived, as :class:`Notification`, :class:`ServerRequest` or
-:class:`LineTooLong`. The stream ends when stdout does; requests still waiting then fail
-with ``ConnectionError``.
+in the order it arrived, as :class:`Notification`, :class:`ServerRequest`,
+:class:`LineTooLong` or :class:`Unreadable`. The stream ends when stdout does; requests
+still waiting then fail with ``ConnectionError``.
 """
 
 from __future__ import annotations
@@ -38,8 +38,17 @@ class LineTooLong:
     size: int
 
 
-Incoming = Notification | ServerRequest | LineTooLong
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A line that is not a JSON object (its start)."""
 
+    line: str
+
+
+Incoming = Notification | ServerRequest | LineTooLong | Unreadable
+
+_QUOTED = 200
+"""Bytes of an unreadable line quoted in its warning."""
 _BUFFERED = 1024
 """Messages read ahead of the session's handling of them; then the reader waits."""
 
@@ -103,9 +112,9 @@ class Connection:
         try:
             message = json.loads(line)
         except ValueError:
-            self._log.warning("the app-server wrote a line that is not JSON", line=line[:200])
-            return
+            message = None
         if not isinstance(message, dict):
+            await self._send.send(Unreadable(line[:_QUOTED].decode("utf-8", "replace")))
             return
         method, params = message.get("method"), message.get("params")
         params = params if isinstance(params, dict) else {}
