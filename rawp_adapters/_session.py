@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -82,8 +82,6 @@ from rawp_adapters._telemetry import attach, session_telemetry
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from structlog.stdlib import BoundLogger
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,10 +164,7 @@ class Session:
         sink: Callable[[ClientFrame], None] = self._queue.put
         sink_many: Callable[[list[ClientFrame]], None] = self._queue.put_many
         if telemetry is not None:
-            sink, sink_many = (
-                _observed(sink, telemetry.observe),
-                _observed(sink_many, telemetry.observe_many),
-            )
+            sink, sink_many = telemetry.sinks(sink, sink_many)
         self._protocol = SessionProtocol(
             session_id,
             sink=sink,
@@ -198,7 +193,9 @@ class Session:
         self._tasks_stopped = False
         self._context = _Context(self)
         if telemetry is not None:
-            self._protocol.on_prompt = telemetry.prompt
+            protocol = self._protocol
+            protocol.on_prompt = telemetry.prompt
+            telemetry.count_frames(lambda: protocol.seq)
 
     # ------------------------------------------------------------ host side
 
@@ -612,16 +609,6 @@ class Session:
                 default=math.inf,
             )
             sleep = self._deadline_sleep = anyio.CancelScope(deadline=earliest)
-
-
-def _observed(sink: Callable[[_T], None], observe: Callable[[_T], None]) -> Callable[[_T], None]:
-    """``sink``, each frame (or batch) shown to telemetry first."""
-
-    def observed(frames: _T) -> None:
-        observe(frames)
-        sink(frames)
-
-    return observed
 
 
 class _Context:

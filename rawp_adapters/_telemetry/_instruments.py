@@ -4,7 +4,7 @@ model, tool, frame type, outcome; never an id."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Final
@@ -44,21 +44,39 @@ class Instruments:
     """Turns (``invoke_agent``) and tool calls (``execute_tool``)."""
     interaction_wait: Histogram
     sessions_open: UpDownCounter
-    frames: Counter[str]
-    """Frames emitted, by type, since the process started (read by ``rawp.frames``)."""
+    frames: FrameCounts
+
+
+class FrameCounts:
+    """Frames the sessions emitted, by agent, read when the metrics are collected: a
+    live session's count is its ``seq`` (nothing is counted per frame)."""
+
+    def __init__(self) -> None:
+        self.live: dict[object, tuple[str, Callable[[], int]]] = {}
+        """Per live session: its agent and how many frames it has emitted so far."""
+        self.ended: Counter[str] = Counter()
+
+    def end(self, session: object) -> None:
+        agent, emitted = self.live.pop(session, ("", lambda: 0))
+        if agent:
+            self.ended[agent] += emitted()
+
+    def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        # The metric reader's thread: copies made in one step each, as the sessions'
+        # loop may change both meanwhile.
+        totals = Counter(dict(self.ended))
+        for agent, emitted in list(self.live.values()):
+            totals[agent] += emitted()
+        return [Observation(count, {"gen_ai.agent.name": agent}) for agent, count in totals.items()]
 
 
 def _instruments(meter: Meter) -> Instruments:
-    frames: Counter[str] = Counter()
-
-    def observe_frames(_options: CallbackOptions) -> Iterable[Observation]:
-        return [Observation(count, {"rawp.frame.type": kind}) for kind, count in frames.items()]
-
+    frames = FrameCounts()
     meter.create_observable_counter(
         "rawp.frames",
-        callbacks=[observe_frames],
+        callbacks=[frames.observe],
         unit="{frame}",
-        description="Frames sessions emitted, by type (its rate is frames/s).",
+        description="Frames sessions emitted, by agent (its rate is frames/s).",
     )
     return Instruments(
         token_usage=meter.create_histogram(

@@ -141,16 +141,31 @@ class SessionTelemetry:
 
     # ------------------------------------------------------------ inputs
 
-    def observe(self, frame: ClientFrame) -> None:
-        """One frame the session emitted."""
-        self._meters.frames[frame.type] += 1
-        observer = self._observers.get(frame.type)
-        if observer is not None:
-            observer(frame)
+    def sinks(
+        self, put: Callable[[ClientFrame], None], put_many: Callable[[list[ClientFrame]], None]
+    ) -> tuple[Callable[[ClientFrame], None], Callable[[list[ClientFrame]], None]]:
+        """``put`` and ``put_many`` of the session's queue, each frame observed first.
+        They run for every frame: one dict lookup each, most frames (deltas) then done."""
+        observers = self._observers
 
-    def observe_many(self, frames: list[ClientFrame]) -> None:
-        for frame in frames:
-            self.observe(frame)
+        def sink(frame: ClientFrame) -> None:
+            observer = observers.get(frame.type)
+            if observer is not None:
+                observer(frame)
+            put(frame)
+
+        def sink_many(frames: list[ClientFrame]) -> None:
+            for frame in frames:
+                observer = observers.get(frame.type)
+                if observer is not None:
+                    observer(frame)
+            put_many(frames)
+
+        return sink, sink_many
+
+    def count_frames(self, emitted: Callable[[], int]) -> None:
+        """``emitted`` tells how many frames the session has emitted (``rawp.frames``)."""
+        self._meters.frames.live[self] = (self._agent, emitted)
 
     def prompt(self, frame: PromptRequestFrame) -> None:
         """A prompt the Master sent: its turn is a child of the ``traceparent`` in its
@@ -180,6 +195,9 @@ class SessionTelemetry:
         agent = frame.payload.agent
         if agent is not None:
             self._agent, self._agent_version, self._model = agent.name, agent.version, agent.model
+            counted = self._meters.frames.live.get(self)
+            if counted is not None:
+                self._meters.frames.live[self] = (agent.name, counted[1])
         start = self._start
         if start is not None:
             self._start = None
@@ -355,6 +373,7 @@ class SessionTelemetry:
             start.span.set_status(StatusCode.ERROR)
             start.span.end()
         self._meters.sessions_open.add(-1)
+        self._meters.frames.end(self)
 
     # ------------------------------------------------------------ helpers
 
