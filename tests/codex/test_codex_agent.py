@@ -110,7 +110,7 @@ async def test_a_steer_joins_the_running_turn_aborts_interrupt_it_and_a_failed_t
 ) -> None:
     adapter, workspace = make_adapter(codex_bin, llm, tmp_path)
     async with drive(adapter, workspace=workspace, policy=never_answer, timeout=TIMEOUT) as d:
-        start = await d.start_prompt("SLOW_STREAM 30 50")
+        start = await d.start_prompt("SLOW_STREAM 60 50")  # 3 s to take the steer
         turn_id = start.payload.turn_id
         await d.wait_for(TextDeltaFrame, where=lambda f: f.payload.turn_id == turn_id)
         await d.send(d.control.steer("Say hello, steered."))
@@ -246,7 +246,7 @@ async def test_an_app_server_killed_mid_turn_ends_the_turn_and_the_session_with_
         turn_id = start.payload.turn_id
         await d.wait_for(TextDeltaFrame, where=lambda f: f.payload.turn_id == turn_id)
         (server,) = [
-            p for p in session_processes(d.session.session_id) if "app-server" in p.cmdline()
+            p for p in session_processes(d.session.session_id) if p.cmdline()[1:2] == ["app-server"]
         ]
         server.kill()
         killed = await d.wait_turn(turn_id)
