@@ -16,6 +16,7 @@ import functools
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,16 +30,38 @@ from rawp_adapters.frames import InteractionRequestFrame
 from tests.support.llm_openai import ScriptedOpenAI
 
 
+@dataclass(frozen=True, slots=True)
+class Lap:
+    """From one moment to a later one: wall seconds, and the CPU seconds of the whole
+    process meanwhile (what load from other processes changes least)."""
+
+    seconds: float
+    cpu_seconds: float
+
+
+class Stopwatch:
+    """Started when made; :meth:`lap` is the time since."""
+
+    def __init__(self) -> None:
+        self._started, self._cpu = time.perf_counter(), time.process_time()
+
+    def lap(self) -> Lap:
+        return Lap(time.perf_counter() - self._started, time.process_time() - self._cpu)
+
+
 class SdkAlone(Protocol):
     """The SDK alone (on asyncio), against the same scripted server and workspace."""
 
-    async def frames(self, deltas: int) -> float:
-        """Its own events of one streamed answer of ``deltas`` deltas, per second (after
-        a warm-up turn)."""
+    async def warm(self) -> None:
+        """One short turn: the SDK imported, a connection open."""
         ...
 
-    async def permission_turn(self) -> float:
-        """One gated write, approved: from its resume to the tool's result, seconds."""
+    async def stream(self, deltas: int) -> int:
+        """One streamed answer of ``deltas`` deltas; its own events of it."""
+        ...
+
+    async def permission_turn(self) -> Lap:
+        """One gated write, approved: from its resume to the tool's result."""
         ...
 
 
@@ -66,13 +89,37 @@ async def _idle(session: Session) -> None:
             return
 
 
-async def core_frames(settings: dict[str, Any], workspace: Path, deltas: int) -> float:
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """Frames (or the SDK's own events) of one streamed answer, the wall time it took
+    and the CPU time of the whole process meanwhile (every thread; the same scripted
+    server's among them)."""
+
+    frames: int
+    seconds: float
+    cpu_seconds: float
+
+    @property
+    def per_second(self) -> float:
+        return self.frames / self.seconds
+
+    @property
+    def cpu_us(self) -> float:
+        """CPU per frame, µs: what load from other processes changes least."""
+        return self.cpu_seconds / self.frames * 1e6
+
+
+async def _timed(frames: Callable[[], Awaitable[int]]) -> Rate:
+    started, cpu = time.perf_counter(), time.process_time()
+    count = await frames()
+    return Rate(count, time.perf_counter() - started, time.process_time() - cpu)
+
+
+async def core_frames(settings: dict[str, Any], workspace: Path, deltas: int) -> Rate:
     async with open_session(SdkAdapter.from_settings(settings), workspace=workspace) as session:
         await _idle(session)
         await _turn(session, "Say hello.")  # warm: the SDK imported, a connection open
-        started = time.perf_counter()
-        frames = await _turn(session, f"SLOW_STREAM {deltas} 0")
-        return frames / (time.perf_counter() - started)
+        return await _timed(functools.partial(_turn, session, f"SLOW_STREAM {deltas} 0"))
 
 
 async def demo_frames(workspace: Path, turns: int) -> float:
@@ -86,17 +133,18 @@ async def demo_frames(workspace: Path, turns: int) -> float:
         return frames / (time.perf_counter() - started)
 
 
-async def _allow_to_result(session: Session, prompt: str) -> float:
+async def _allow_to_result(session: Session, prompt: str) -> Lap:
     """One gated write: from the allow sent to its ``tool.invoke.result`` read."""
-    allowed = took = 0.0
+    clock = Stopwatch()
+    took = Lap(0.0, 0.0)
     await session.send(session.control.prompt(prompt))
     async for frame in session:
         if frame.type == "agent.interaction.request":
             assert isinstance(frame, InteractionRequestFrame)
-            allowed = time.perf_counter()
+            clock = Stopwatch()
             await session.send(session.control.allow(frame.payload.interaction_id))
         elif frame.type == "tool.invoke.result":
-            took = time.perf_counter() - allowed
+            took = clock.lap()
         elif frame.type == "session.turn.end":
             return took
     raise AssertionError("the session ended before the turn")
@@ -109,12 +157,14 @@ async def _frames_rounds(
     workspace: Path,
     deltas: int,
     rounds: int,
-) -> tuple[list[float], list[float]]:
-    core: list[float] = []
-    sdk: list[float] = []
+) -> tuple[list[Rate], list[Rate]]:
+    core: list[Rate] = []
+    sdk: list[Rate] = []
     for _ in range(rounds):
         core.append(await core_frames(settings, workspace, deltas))
-        sdk.append(await island.call(functools.partial(alone.frames, deltas)))
+        await island.call(alone.warm)
+        stream = functools.partial(island.call, functools.partial(alone.stream, deltas))
+        sdk.append(await _timed(stream))
     return core, sdk
 
 
@@ -125,11 +175,11 @@ async def _permission_pairs(
     workspace: Path,
     turns: int,
     prompt: str,
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[Lap], list[Lap]]:
     """``turns`` gated writes of the core and of the SDK alone, in turns (a first of each
     left out: the warm-up)."""
-    core: list[float] = []
-    sdk: list[float] = []
+    core: list[Lap] = []
+    sdk: list[Lap] = []
     async with open_session(SdkAdapter.from_settings(settings), workspace=workspace) as session:
         await _idle(session)
         for _ in range(turns + 1):
@@ -167,37 +217,50 @@ async def compare(
         finally:
             await island.stop()
         demo_rate = await demo_frames(workspace, turns)
-    core_rate, sdk_rate = max(core_rates), max(sdk_rates)
-    each = ", ".join(ratio(c, s) for c, s in zip(core_rates, sdk_rates, strict=True))
+    core_rate = max(r.per_second for r in core_rates)
+    sdk_rate = max(r.per_second for r in sdk_rates)
+    core_cpu = min(r.cpu_us for r in core_rates)
+    sdk_cpu = min(r.cpu_us for r in sdk_rates)
+    pairs = list(zip(core_rates, sdk_rates, strict=True))
     print_table(
         f"frames/s, one streamed answer of {deltas:,} deltas (best of {rounds} rounds)",
-        ["what", "frames/s", "core ÷ it"],
+        ["what", "frames/s", "core ÷ it", "CPU µs/frame", "it ÷ core"],
         [
-            [f"{name} core, through the sdk adapter", core_rate, "1.00x"],
-            [f"{name} alone, same stream (asyncio)", sdk_rate, ratio(core_rate, sdk_rate)],
-            [f"  each round, core ÷ {name} alone", None, each],
-            [
-                "demo core (from memory, not the same stream)",
-                demo_rate,
-                ratio(core_rate, demo_rate),
-            ],
+            [f"{name} core, through the sdk adapter", core_rate, "1.00x", core_cpu, "1.00x"],
+            [f"{name} alone, same stream (asyncio)", sdk_rate, ratio(core_rate, sdk_rate),
+             sdk_cpu, ratio(sdk_cpu, core_cpu)],
+            [f"  each round, core ÷ {name} alone", None,
+             ", ".join(ratio(c.per_second, s.per_second) for c, s in pairs), None,
+             ", ".join(ratio(s.cpu_us, c.cpu_us) for c, s in pairs)],
+            ["demo core (from memory, not the same stream)", demo_rate,
+             ratio(core_rate, demo_rate), None, None],
         ],
-    )
-    added = [c - s for c, s in zip(sorted(core_samples), sorted(sdk_samples), strict=True)]
-    ms = 1000.0
+    )  # fmt: skip
     print_table(
         f"gated write: from the allow to the tool's result ({turns} turns each), ms",
-        ["what", "p50", "p90", "p99"],
+        ["what", "p50", "p90", "p99", "CPU p50", "CPU p99"],
         [
-            ["through the adapter", *(percentile(core_samples, q) * ms for q in QUANTILES)],
-            [f"{name} alone (its own resume)",
-             *(percentile(sdk_samples, q) * ms for q in QUANTILES)],
-            ["added by the adapter (by rank)", *(percentile(added, q) * ms for q in QUANTILES)],
+            ["through the adapter", *_quantiles(core_samples, core_samples)],
+            [f"{name} alone (its own resume)", *_quantiles(sdk_samples, sdk_samples)],
+            ["added by the adapter (by rank)", *_quantiles(core_samples, sdk_samples, added=True)],
         ],
     )  # fmt: skip
 
 
-QUANTILES = (0.5, 0.9, 0.99)
+def _quantiles(samples: list[Lap], baseline: list[Lap], *, added: bool = False) -> list[float]:
+    """p50, p90, p99 of the wall times, p50 and p99 of the CPU times (ms); with
+    ``added``, those of ``samples`` less those of ``baseline`` (by rank)."""
+
+    def of(values: list[float], base: list[float]) -> list[float]:
+        if added:
+            values = [v - b for v, b in zip(sorted(values), sorted(base), strict=True)]
+        return values
+
+    wall = of([s.seconds for s in samples], [b.seconds for b in baseline])
+    cpu = of([s.cpu_seconds for s in samples], [b.cpu_seconds for b in baseline])
+    return [percentile(wall, q) * 1000 for q in (0.5, 0.9, 0.99)] + [
+        percentile(cpu, q) * 1000 for q in (0.5, 0.99)
+    ]
 
 
 def run(doc: str, name: str, main: Callable[[bool], Awaitable[None]]) -> None:

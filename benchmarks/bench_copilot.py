@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -42,7 +41,7 @@ from copilot.session_events import (
 )
 from rawp_core_copilot._runtime import Settings, _write_tool, cli_environment
 
-from benchmarks._sdk_cores import OpenSdkAlone, compare, run
+from benchmarks._sdk_cores import Lap, OpenSdkAlone, Stopwatch, compare, run
 from tests.copilot.conftest import installed_cli
 from tests.support.llm_openai import DEFAULT_MODEL, ScriptedOpenAI
 
@@ -65,23 +64,24 @@ class _Alone:
     def __init__(self) -> None:
         self.session: CopilotSession | None = None
         self._deltas = 0
-        self._approved = 0.0
-        self._written = 0.0
+        self._approved = Stopwatch()
+        self._written = Lap(0.0, 0.0)
         self._idle = asyncio.Event()
 
-    async def frames(self, deltas: int) -> float:
-        """Its ``assistant.message_delta`` events of the same stream per second."""
+    async def warm(self) -> None:
         await self._turn("Say hello.")
-        self._deltas = 0
-        started = time.perf_counter()
-        await self._turn(f"SLOW_STREAM {deltas} 0")
-        return self._deltas / (time.perf_counter() - started)
 
-    async def permission_turn(self) -> float:
+    async def stream(self, deltas: int) -> int:
+        """Its ``assistant.message_delta`` events of the same stream."""
+        self._deltas = 0
+        await self._turn(f"SLOW_STREAM {deltas} 0")
+        return self._deltas
+
+    async def permission_turn(self) -> Lap:
         """From the approval its permission handler returns to the write's
         ``tool.execution_complete`` event."""
         await self._turn(WRITE_PROMPT)
-        return self._written - self._approved
+        return self._written
 
     async def _turn(self, prompt: str) -> None:
         """Send ``prompt`` and wait for the session to be idle (as the core does)."""
@@ -94,7 +94,7 @@ class _Alone:
         if isinstance(event.data, AssistantMessageDeltaData):
             self._deltas += 1
         elif isinstance(event.data, ToolExecutionCompleteData):
-            self._written = time.perf_counter()
+            self._written = self._approved.lap()
         elif isinstance(event.data, SessionIdleData):
             self._idle.set()
 
@@ -102,7 +102,7 @@ class _Alone:
         self, request: PermissionRequest, invocation: PermissionInvocation
     ) -> PermissionDecision:
         del request, invocation
-        self._approved = time.perf_counter()
+        self._approved = Stopwatch()
         return PermissionDecisionApproveOnce()
 
 

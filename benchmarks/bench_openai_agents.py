@@ -20,7 +20,6 @@ Everything runs against the scripted OpenAI-compatible server on 127.0.0.1
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -30,7 +29,7 @@ from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
 from openai import AsyncOpenAI
 from rawp_core_openai_agents._tools import workspace_tools
 
-from benchmarks._sdk_cores import compare, run
+from benchmarks._sdk_cores import Lap, Stopwatch, compare, run
 from tests.support.llm_openai import DEFAULT_MODEL, ScriptedOpenAI
 
 WRITE_PROMPT = 'CALL_TOOL write_file {"path": "bench.txt", "content": "hi"}'
@@ -64,18 +63,19 @@ class _Alone:
         self._agent = _agent(client, workspace)
         self._history: list[Any] = []
 
-    async def frames(self, deltas: int) -> float:
-        """Its text delta events of the same stream per second."""
+    async def warm(self) -> None:
         await Runner.run(self._agent, "Say hello.", run_config=OFFLINE)
+
+    async def stream(self, deltas: int) -> int:
+        """Its text delta events of the same stream."""
         events = 0
-        started = time.perf_counter()
         result = Runner.run_streamed(self._agent, f"SLOW_STREAM {deltas} 0", run_config=OFFLINE)
         async for event in result.stream_events():
             if event.type == "raw_response_event":
                 events += event.data.type == TEXT_DELTA
-        return events / (time.perf_counter() - started)
+        return events
 
-    async def permission_turn(self) -> float:
+    async def permission_turn(self) -> Lap:
         """Run to the interruption, approve, and from the resume to the tool's
         ``tool_output`` item (history kept)."""
         run_input: list[Any] = [*self._history, {"role": "user", "content": WRITE_PROMPT}]
@@ -85,12 +85,12 @@ class _Alone:
         state = paused.to_state()
         for item in paused.interruptions:
             state.approve(item)
-        took = 0.0
-        allowed = time.perf_counter()
+        took = Lap(0.0, 0.0)
+        clock = Stopwatch()
         resumed = Runner.run_streamed(self._agent, state, run_config=OFFLINE)
         async for event in resumed.stream_events():
             if event.type == "run_item_stream_event" and event.name == "tool_output":
-                took = time.perf_counter() - allowed
+                took = clock.lap()
         self._history = resumed.to_input_list()
         return took
 
