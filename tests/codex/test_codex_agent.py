@@ -20,6 +20,7 @@ from rawp_adapters.frames import (
     ModelChangedFrame,
     ModelListFrame,
     SessionCapabilitiesFrame,
+    SessionCompactedFrame,
     SessionErrorFrame,
     TextDeltaFrame,
     ThinkingDeltaFrame,
@@ -257,3 +258,25 @@ async def test_an_app_server_killed_mid_turn_ends_the_turn_and_the_session_with_
     assert [(e.payload.severity, e.payload.signal) for e in errors] == [("fatal", "SIGKILL")]
     assert closed.payload.reason == "agent_exit"
     assert session_processes(d.session.session_id) == []
+
+
+async def test_a_manual_compaction_reports_the_context_it_compacted_and_the_thread_goes_on(
+    codex_bin: Path, llm: ScriptedResponses, tmp_path: Path
+) -> None:
+    adapter, workspace = make_adapter(codex_bin, llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.prompt("Say hello.")
+        asked = len(llm.requests)
+        await d.send(d.control.compact())
+        compacted = await d.wait_for(SessionCompactedFrame)
+        after = await d.prompt("Say hello.")
+        mark = len(d.frames)
+        await d.send(d.control.compact("keep the greetings"))
+        refused = await d.wait_for(SessionErrorFrame, after=mark)
+
+    assert (compacted.payload.trigger, compacted.payload.compacted) == ("manual", True)
+    assert compacted.payload.tokens_before == 105  # the first turn's request: 100 in, 5 out
+    assert len(llm.requests) == asked + 2  # the summary, then the next turn
+    assert after.stop_reason == "end_turn"
+    assert DEFAULT_TEXT in after.text
+    assert refused.payload.error_code == "REJECTED"

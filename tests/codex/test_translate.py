@@ -20,6 +20,7 @@ from rawp_adapter_codex._wire import TokenUsageBreakdown
 from rawp_adapters import InteractionOutcome
 from rawp_adapters.frames import (
     PlanUpdated,
+    SessionCompacted,
     TextDelta,
     TextDone,
     ThinkingDelta,
@@ -167,6 +168,15 @@ def test_a_turns_usage_is_what_the_threads_total_grew_by() -> None:
     assert first is not None
     assert (first.input_tokens, first.output_tokens) == (100, 5)
     assert turn_usage(usage(1, 0, 1), None) is None
+
+
+def test_a_compaction_codex_makes_on_its_own_in_a_turn_is_reported_as_auto() -> None:
+    t = Translator("turn")
+    t.notification("item/agentMessage/delta", delta("msg", "Hi"))
+    out = t.notification("item/completed", item("contextCompaction", id="cc"))
+    assert [type(p) for p in out] == [TextDone, SessionCompacted]
+    assert isinstance(out[1], SessionCompacted)
+    assert out[1].trigger == "auto"
 
 
 def test_turn_statuses_map_to_stop_reasons_and_a_failure_to_none() -> None:

@@ -39,6 +39,7 @@ from rawp_adapter_codex._wire import (
     ThreadStartResponse,
     TokenUsageBreakdown,
     TokenUsageNotification,
+    TurnInfo,
     TurnNotification,
     TurnStartResponse,
 )
@@ -64,6 +65,7 @@ from rawp_adapters.frames import (
     ModelInfo,
     ModelSet,
     PromptSteer,
+    SessionCompacted,
     StopReason,
 )
 from rawp_adapters.processes import (
@@ -118,6 +120,16 @@ class _TurnState:
         return turn_id is None or turn_id == self.codex_turn_id
 
 
+@dataclass
+class _Compaction:
+    """A manual compaction: codex runs it as a turn of its own."""
+
+    codex_turn_id: str | None = None
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    status: str | None = None
+    error: str | None = None
+
+
 class CodexAdapter(Adapter[CodexSettings]):
     """Runs ``codex app-server`` (``adapter_type: "process"``, ``settings.protocol: "codex"``)."""
 
@@ -140,7 +152,10 @@ class CodexAdapter(Adapter[CodexSettings]):
         self._next_effort: str | None = settings.reasoning_effort
         self._models: list[Model] = []
         self._usage: TokenUsageBreakdown | None = None
+        self._context_tokens: int | None = None
+        """The last model request's size: how full the context is."""
         self._turn: _TurnState | None = None
+        self._compaction: _Compaction | None = None
         self._closing = False
         self._closed: CloseResult | None = None
         self._exit: ExitStatus | None = None
@@ -158,6 +173,7 @@ class CodexAdapter(Adapter[CodexSettings]):
         process = self._process
         return Features(
             adapter_type=self.adapter_type,
+            context_compaction=True,
             thinking=True,
             tool_events=True,
             permission_requests=True,
@@ -361,11 +377,16 @@ class CodexAdapter(Adapter[CodexSettings]):
     async def _notification(self, ctx: SessionContext, note: Notification) -> None:
         method, params = note.method, note.params
         if method == "thread/tokenUsage/updated":
-            self._usage = TokenUsageNotification.model_validate(params).token_usage.total
+            usage = TokenUsageNotification.model_validate(params).token_usage
+            self._usage = usage.total
+            self._context_tokens = usage.last.total_tokens
             return
         turn = self._turn
         if turn is None:
-            ctx.log.debug("codex message outside a turn", method=method)
+            if self._compaction is not None and method in ("turn/started", "turn/completed"):
+                self._compaction_turn(method, TurnNotification.model_validate(params).turn)
+            else:
+                ctx.log.debug("codex message outside a turn", method=method)
             return
         if method == "turn/started":
             turn.know(TurnNotification.model_validate(params).turn.id)
@@ -391,6 +412,16 @@ class CodexAdapter(Adapter[CodexSettings]):
                 turn.error = error.error.message
         else:
             await ctx.emit_many(turn.translator.notification(method, params))
+
+    def _compaction_turn(self, method: str, turn: TurnInfo) -> None:
+        compaction = self._compaction
+        assert compaction is not None
+        if method == "turn/started":
+            compaction.codex_turn_id = compaction.codex_turn_id or turn.id
+        elif compaction.codex_turn_id in (None, turn.id):
+            compaction.status = turn.status
+            compaction.error = turn.error.message if turn.error is not None else None
+            compaction.ended.set()
 
     async def _server_request(self, ctx: SessionContext, request: ServerRequest) -> None:
         assert self._connection is not None
@@ -512,6 +543,34 @@ class CodexAdapter(Adapter[CodexSettings]):
         except (CodexRequestError, ConnectionError, TimeoutError) as exc:
             assert self._ctx is not None
             self._ctx.log.info("cannot interrupt the turn", error=str(exc))
+
+    async def compact(self, custom_instructions: str | None) -> None:
+        """``thread/compact/start``: codex summarises the thread in a turn of its own."""
+        if custom_instructions:
+            raise OperationRejected("codex compacts with its own instructions (it takes none)")
+        assert self._connection is not None
+        assert self._ctx is not None
+        compaction = self._compaction = _Compaction()
+        tokens_before = self._context_tokens
+        try:
+            await self._connection.request(
+                "thread/compact/start", {"threadId": self._thread_id}, self.settings.request_timeout
+            )
+            with anyio.fail_after(self.settings.compact_timeout):
+                await compaction.ended.wait()
+        except (CodexRequestError, ConnectionError) as exc:
+            raise AgentFailure.of(f"codex could not compact the thread: {exc}") from exc
+        except TimeoutError:
+            raise AgentFailure.of(
+                f"the compaction did not end within {self.settings.compact_timeout:g} s"
+            ) from None
+        finally:
+            self._compaction = None
+        if compaction.status != "completed":
+            raise AgentFailure.of(
+                f"the compaction ended {compaction.status}: {compaction.error or 'no detail'}"
+            )
+        await self._ctx.emit(SessionCompacted(trigger="manual", tokens_before=tokens_before))
 
     # ------------------------------------------------------------ model and reasoning effort
 

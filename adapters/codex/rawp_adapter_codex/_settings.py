@@ -65,6 +65,9 @@ class CodexSettings(AgentProcessSettings):
     request_timeout: float = Field(
         default=30.0, gt=0, description="Seconds for `turn/*` and `model/list` requests."
     )
+    compact_timeout: float = Field(
+        default=300.0, gt=0, description="Seconds for a compaction (`thread/compact/start`)."
+    )
     max_line_bytes: int = Field(
         default=DEFAULT_MAX_LINE_BYTES,
         ge=1024,

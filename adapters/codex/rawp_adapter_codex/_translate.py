@@ -10,6 +10,8 @@
   ``tool.invoke.stream``; its ``item/completed`` → ``tool.invoke.result`` (an error
   unless ``completed`` with exit code 0; ``declined`` when the Master said no).
 - ``turn/plan/updated`` → ``agent.plan.updated`` with every step.
+- A ``contextCompaction`` item completed in a turn (codex compacted on its own) →
+  ``session.compacted`` ``auto``.
 - An approval request → the ``PERMISSION`` question about its item (announced from the
   request when the item was not), answered by :func:`decision`.
 - Token usage is the thread's running total; a turn's is the difference
@@ -43,6 +45,7 @@ from rawp_adapters.frames import (
     PlanEntry,
     PlanStatus,
     PlanUpdated,
+    SessionCompacted,
     StopReason,
     TextDelta,
     TextDone,
@@ -279,6 +282,8 @@ class Translator:
                 return self._tool_completed(item) if completed else self._announce(item)
             if isinstance(item, WebSearchItem):
                 return self._tool_completed(item) if completed else self._announce(item)
+            if completed and item.type == "contextCompaction":  # codex compacted on its own
+                return [*self._close_block(), SessionCompacted(trigger="auto")]
             return []
         if method == "turn/plan/updated":
             plan = PlanNotification.model_validate(params)
