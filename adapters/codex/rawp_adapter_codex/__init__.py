@@ -15,7 +15,8 @@ registered as ``process.codex``, so a Master that knows only ``process`` reaches
 
 Modules: ``_settings`` (:class:`CodexSettings`), ``_rpc`` (the line-delimited JSON-RPC over
 the pipes), ``_wire`` (the messages read, checked against the binary's JSON Schema),
-``_translate`` (notifications → DPS payloads, sans I/O), ``_adapter``
+``_translate`` (notifications → DPS payloads, sans I/O), ``_models`` (the model and
+reasoning effort per turn, sans I/O), ``_adapter``
 (:class:`CodexAdapter`). The process is :class:`rawp_adapters.processes.AgentProcess`.
 The mapping and its traps are in ``specs/codex.md``.
 """

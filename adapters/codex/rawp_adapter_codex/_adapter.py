@@ -14,6 +14,7 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
+from rawp_adapter_codex._models import ModelChoice
 from rawp_adapter_codex._rpc import (
     CodexRequestError,
     Connection,
@@ -146,11 +147,9 @@ class CodexAdapter(Adapter[CodexSettings]):
         self._own_home: Path | None = None
         self._thread_id: str | None = None
         self._codex_version: str | None = None
-        self._model: str | None = settings.model
-        self._effort: str | None = settings.reasoning_effort
-        self._next_model: str | None = None
-        self._next_effort: str | None = settings.reasoning_effort
-        self._models: list[Model] = []
+        self._models = ModelChoice(
+            settings.model, settings.reasoning_effort, next_effort=settings.reasoning_effort
+        )
         self._usage: TokenUsageBreakdown | None = None
         self._context_tokens: int | None = None
         """The last model request's size: how full the context is."""
@@ -180,7 +179,7 @@ class CodexAdapter(Adapter[CodexSettings]):
             abort=True,
             steering=True,
             model_change=True,
-            model_list=bool(self._models),
+            model_list=bool(self._models.listed),
             thinking_change=True,
             plans=True,
             process_containment=process.containment if process is not None else None,
@@ -191,8 +190,8 @@ class CodexAdapter(Adapter[CodexSettings]):
         return AgentInfo(
             name=self.settings.agent_name,
             version=self._codex_version,
-            model=self._model,
-            thinking_level=self._effort,
+            model=self._models.model,
+            thinking_level=self._models.effort,
         )
 
     @property
@@ -243,7 +242,7 @@ class CodexAdapter(Adapter[CodexSettings]):
             await self._handshake(connection, workspace)
         except Exception as exc:
             await self._fail_start(exc)
-        log.info("codex thread ready", thread_id=self._thread_id, model=self._model)
+        log.info("codex thread ready", thread_id=self._thread_id, model=self._models.model)
 
     async def _handshake(self, connection: Connection, workspace: Path) -> None:
         settings = self.settings
@@ -274,9 +273,10 @@ class CodexAdapter(Adapter[CodexSettings]):
             await connection.request(method, params, timeout)
         )
         self._thread_id = thread.thread.id
-        self._model = thread.model
-        self._effort = self._effort or thread.reasoning_effort
-        self._models = await self._list_models(connection)
+        models = self._models
+        models.model = thread.model
+        models.effort = models.effort or thread.reasoning_effort
+        models.listed = await self._list_models(connection)
 
     async def _list_models(self, connection: Connection) -> list[Model]:
         """Every visible model of ``model/list`` (its pages); none when it fails."""
@@ -477,11 +477,8 @@ class CodexAdapter(Adapter[CodexSettings]):
         params: dict[str, Any] = {
             "threadId": self._thread_id,
             "input": [{"type": "text", "text": turn.text}],
+            **self._models.turn_params(),
         }
-        if self._next_model is not None:
-            params["model"] = self._next_model
-        if self._next_effort is not None:
-            params["effort"] = self._next_effort
         try:
             try:
                 started = TurnStartResponse.model_validate(
@@ -491,9 +488,7 @@ class CodexAdapter(Adapter[CodexSettings]):
                 )
             except (CodexRequestError, ConnectionError, TimeoutError) as exc:
                 raise self._request_failure("turn/start", exc) from exc
-            self._model = self._next_model or self._model
-            self._effort = self._next_effort or self._effort
-            self._next_model = self._next_effort = None
+            self._models.turn_started()
             state.know(started.turn.id)
             await state.ended.wait()
         finally:
@@ -575,39 +570,13 @@ class CodexAdapter(Adapter[CodexSettings]):
     # ------------------------------------------------------------ model and reasoning effort
 
     async def list_models(self) -> list[ModelInfo]:
-        if not self._models:
+        if not self._models.listed:
             raise UnsupportedOperation("the app-server lists no models")
-        return [ModelInfo(id=m.id, name=m.display_name or None) for m in self._models]
+        return self._models.infos()
 
     async def set_model(self, change: ModelSet) -> ModelState:
-        """Taken by the next ``turn/start`` (codex sets model and effort per turn). A
-        model must be one ``model/list`` lists (codex's catalog, ``model_catalog_json``)
-        or the one in use: codex would send any name to its provider."""
-        known = {m.id: m for m in self._models}
-        current = self._next_model or self._model
-        model = change.model or current
-        if change.model not in (None, current) and known and change.model not in known:
-            raise OperationRejected(
-                f"codex has no model {change.model!r} (it has {', '.join(known)})"
-            )
-        efforts = (
-            [e.reasoning_effort for e in known[model].supported_reasoning_efforts]
-            if (model in known)
-            else []
-        )
-        if change.thinking_level is not None and efforts and change.thinking_level not in efforts:
-            raise OperationRejected(
-                f"{model} has no reasoning effort {change.thinking_level!r} "
-                f"(it has {', '.join(efforts)})"
-            )
-        if change.model is not None:
-            self._next_model = change.model
-        if change.thinking_level is not None:
-            self._next_effort = change.thinking_level
-        return ModelState(
-            model=self._next_model or self._model,
-            thinking_level=self._next_effort or self._effort,
-        )
+        """Taken by the next ``turn/start`` (:class:`ModelChoice`)."""
+        return self._models.change(change)
 
     # ------------------------------------------------------------ the end
 
