@@ -19,6 +19,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from statistics import median
+from typing import NamedTuple
+
+import psutil
 
 from benchmarks._common import (
     MIB,
@@ -55,16 +58,23 @@ def _first_frame(fd: int) -> tuple[dict[str, object], bytes]:
     return frame, rest
 
 
+class BridgeTurn(NamedTuple):
+    elapsed: float
+    frames: int
+    cpu: float
+
+
 def bridge_read(
     payload: Path,
     workspace: Path,
     decode: Callable[[bytes], object] | None,
     python: Sequence[str] = ("-m", "rawp_adapters.cli"),
-) -> tuple[float, int]:
+) -> BridgeTurn:
     """Seconds from the prompt written to the bridge's stdin to its ``session.turn.end``
     read from its stdout, with ``payload`` replayed by the agent in between; the frame
-    lines read. The reader splits lines and, with ``decode``, decodes each. ``python``:
-    how the interpreter runs the CLI (``-c SCRIPT`` that sets something up first)."""
+    lines read; the bridge process's CPU seconds in between. The reader splits lines and,
+    with ``decode``, decodes each. ``python``: how the interpreter runs the CLI (``-c
+    SCRIPT`` that sets something up first)."""
     command = bridge_command(agent_command("replay", payload), workspace)
     command[1:3] = python
     with subprocess.Popen(
@@ -78,6 +88,8 @@ def bridge_read(
         fd = bridge.stdout.fileno()
         capabilities, _ = _first_frame(fd)
         prompt = ControlFrames(str(capabilities["session_id"])).prompt("replay")
+        process = psutil.Process(bridge.pid)
+        cpu_before = sum(process.cpu_times()[:2])
         started = time.perf_counter()
         bridge.stdin.write(prompt.model_dump_json().encode() + b"\n")
         bridge.stdin.flush()
@@ -92,13 +104,14 @@ def bridge_read(
                 if TURN_END in part:
                     done = True
         elapsed = time.perf_counter() - started
+        cpu = sum(process.cpu_times()[:2]) - cpu_before
         bridge.stdin.close()
         while os.read(fd, READ_SIZE):
             pass
         bridge.wait(30)
     if not done:
         raise RuntimeError("the bridge ended before the turn did")
-    return elapsed, frames
+    return BridgeTurn(elapsed, frames, cpu)
 
 
 def bench_stream(name: str, payload: Path, lines: int, rounds: int, workspace: Path) -> None:
@@ -110,9 +123,9 @@ def bench_stream(name: str, payload: Path, lines: int, rounds: int, workspace: P
     frames = 0
     for _ in range(rounds):
         bare.append(bare_read(payload, json.loads)[0])
-        elapsed, frames = bridge_read(payload, workspace, None)
+        elapsed, frames, _ = bridge_read(payload, workspace, None)
         bridge.append(elapsed)
-        bridge_json.append(bridge_read(payload, workspace, json.loads)[0])
+        bridge_json.append(bridge_read(payload, workspace, json.loads).elapsed)
     base = size / MIB / median(bare)
     rows: list[list[Cell]] = []
     for reader, runs, frame_count in (

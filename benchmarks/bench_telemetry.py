@@ -9,6 +9,8 @@ delta stream), each in three modes:
   so what is measured is making the spans and metrics, not sending them.
 
 Each mode runs in a fresh process, the modes in turn for ``--rounds`` rounds; medians.
+Frames per CPU-second (the session's process alone) move less with the machine's load
+than frames per second.
 Target: off and api within 5% of each other (the hot path is the same); on is reported.
 
 Run: ``.venv/bin/python benchmarks/bench_telemetry.py`` (about a minute; ``--help``).
@@ -21,6 +23,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from statistics import median
@@ -70,15 +73,26 @@ async def measure_in_process(deltas: int, permissions: int) -> dict[str, float]:
 
     with tempfile.TemporaryDirectory(prefix="rawp-bench-") as tmp:
         workspace = Path(tmp)
+        cpu = time.process_time()
         frames_per_s = await bench_frames(workspace, deltas)
+        cpu = time.process_time() - cpu
         p50, p99 = await bench_permission(workspace, permissions)
-    return {"frames_per_s": frames_per_s, "p50_us": p50, "p99_us": p99}
+    return {
+        "frames_per_s": frames_per_s,
+        "frames_per_cpu_s": deltas / cpu,
+        "p50_us": p50,
+        "p99_us": p99,
+    }
 
 
-def bridge(mode: str, payload: Path, workspace: Path) -> float:
-    """Frames/s of one turn through ``serve --stdio`` in ``mode``."""
-    elapsed, frames = bridge_read(payload, workspace, None, ("-c", SETUP[mode] + RUN_CLI))
-    return frames / elapsed
+def bridge(mode: str, payload: Path, workspace: Path) -> dict[str, float]:
+    """Frames per second and per CPU-second of one turn through ``serve --stdio``."""
+    turn = bridge_read(payload, workspace, None, ("-c", SETUP[mode] + RUN_CLI))
+    return {"frames_per_s": turn.frames / turn.elapsed, "frames_per_cpu_s": turn.frames / turn.cpu}
+
+
+def _figures(*keys: str) -> dict[str, dict[str, list[float]]]:
+    return {key: {mode: [] for mode in MODES} for key in keys}
 
 
 def ratio_row(name: str, unit: str, by_mode: dict[str, list[float]]) -> list[Cell]:
@@ -93,32 +107,35 @@ def ratio_row(name: str, unit: str, by_mode: dict[str, list[float]]) -> list[Cel
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the three modes")
-    parser.add_argument("--deltas", type=int, default=100_000, help="in-process text deltas")
+    parser.add_argument("--deltas", type=int, default=300_000, help="in-process text deltas")
     parser.add_argument("--permissions", type=int, default=2_000, help="permission requests")
-    parser.add_argument("--text-mib", type=int, default=16, help="bridge text-delta stream")
+    parser.add_argument("--text-mib", type=int, default=256, help="bridge text-delta stream (MiB)")
     args = parser.parse_args(argv)
 
     print_machine()
     text, _ = build_text_deltas(args.text_mib)
-    api: dict[str, dict[str, list[float]]] = {
-        key: {mode: [] for mode in MODES} for key in ("frames_per_s", "p50_us", "p99_us")
-    }
-    bridged: dict[str, list[float]] = {mode: [] for mode in MODES}
+    api = _figures("frames_per_s", "frames_per_cpu_s", "p50_us", "p99_us")
+    bridged = _figures("frames_per_s", "frames_per_cpu_s")
     with tempfile.TemporaryDirectory(prefix="rawp-bench-") as tmp:
         for _ in range(args.rounds):
             for mode in MODES:
                 for key, value in in_process(mode, args.deltas, args.permissions).items():
                     api[key][mode].append(value)
-                bridged[mode].append(bridge(mode, text, Path(tmp)))
+                for key, value in bridge(mode, text, Path(tmp)).items():
+                    bridged[key][mode].append(value)
     print_table(
         f"Telemetry off / API only / on (no-op exporter), median of {args.rounds} rounds"
         " (target: api/off within 5%; on reported)",
         ["run", "off", "api", "on", "api/off", "on/off"],
         [
             ratio_row("API frames/s", f"{args.deltas:,} deltas", api["frames_per_s"]),
+            ratio_row("API frames/CPU-s", "the same", api["frames_per_cpu_s"]),
             ratio_row("API permission p50", "µs", api["p50_us"]),
             ratio_row("API permission p99", "µs", api["p99_us"]),
-            ratio_row("bridge frames/s", f"{args.text_mib} MiB of text deltas", bridged),
+            ratio_row(
+                "bridge frames/s", f"{args.text_mib} MiB of text deltas", bridged["frames_per_s"]
+            ),
+            ratio_row("bridge frames/CPU-s", "the bridge's CPU", bridged["frames_per_cpu_s"]),
         ],
     )
 
