@@ -77,7 +77,7 @@ CORES = (
         "openai-agents",
         _openai_agents,
         write_tool="write_file",
-        version=_version("openai-agents"),
+        version=_version("openai-agents", "openai-agents "),
         features=frozenset(_TOOLS_AND_QUESTIONS | {"model_change", "model_list"}),
     ),
     ScriptedCore(

@@ -156,7 +156,7 @@ class OpenAIAgentsCore:
                 code=AgentErrorCode.SPAWN_FAILED,
                 fatal=True,
             )
-        self._version = installed_version(SDK)
+        self._version = f"{SDK} {installed_version(SDK)}"
         self._env = env
         self._client = AsyncOpenAI(
             base_url=self.base_url, api_key=api_key, max_retries=self.max_retries
