@@ -1,6 +1,6 @@
 """A session's frames as GenAI spans and metrics: every frame the session emits goes
-through :meth:`SessionTelemetry.observe`, in ``seq`` order, and each prompt through
-:meth:`SessionTelemetry.prompt`; nothing else. No I/O, no tasks: frames in, span and
+through the sinks of :meth:`SessionTelemetry.sinks`, in ``seq`` order, and each prompt
+through :meth:`SessionTelemetry.prompt`; nothing else. No I/O, no tasks: frames in, span and
 metric calls out.
 
 The span tree (specs/telemetry.md): ``create_agent {agent}`` from the session's open
