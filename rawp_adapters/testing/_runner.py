@@ -21,6 +21,7 @@ from pathlib import Path
 
 import anyio
 
+from rawp_adapters._errors import AgentFailure, SessionClosedError
 from rawp_adapters.testing._catalogue import select_rules
 from rawp_adapters.testing._outcomes import RuleAdvice, RuleFailed, RuleSkipped, with_frames
 from rawp_adapters.testing._probe import Probe
@@ -63,6 +64,10 @@ def _outcome(
     if isinstance(exc, TimeoutError):
         # The driver's waits say what they waited for and what came instead.
         message = f"[{rule.id}] {exc or f'a wait of {subject.timeout:g} s timed out'}"
+        return "failed", with_frames(message, probe.driver, None)
+    if isinstance(exc, (SessionClosedError, AgentFailure)):
+        # The agent died or never started: the stream's last frames say why.
+        message = f"[{rule.id}] the session ended under the rule: {exc}"
         return "failed", with_frames(message, probe.driver, None)
     raise exc
 

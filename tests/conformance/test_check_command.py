@@ -81,3 +81,16 @@ def test_a_rule_that_waits_in_vain_says_what_it_waited_for_and_what_came_instead
     assert "waited for a matching agent.interaction.resolved from frame" in failure
     assert "but 3 s passed; what came from frame" in failure
     assert failure.endswith("agent.interaction.request, agent.state.changed")
+
+
+def test_an_agent_that_cannot_start_fails_each_rule_with_its_reason_and_no_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["check", "process", "--setting", 'command=["/nonexistent/agent"]'])
+    captured = capsys.readouterr()
+    assert code == 1, captured.out
+    assert "Traceback" not in captured.out + captured.err
+    failures = [line for line in captured.out.splitlines() if line.startswith("FAIL")]
+    assert failures, captured.out
+    assert "the session ended under the rule" in captured.out
+    assert "SPAWN_FAILED" in captured.out
