@@ -14,11 +14,12 @@ import math
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import msgspec
 from anyio.abc import TaskGroup
 
 from rawp_adapters._adapter import (
@@ -109,26 +110,24 @@ class SessionOptions:
     the turn's sum comes once at its end either way."""
 
 
-@dataclass(slots=True)
-class _TurnTask:
+# msgspec Structs, not dataclasses: defined at each ``serve --stdio`` start, ~40x faster.
+class _TurnTask(msgspec.Struct):
     after: anyio.Event | None
     """The configuration sent before the prompt: the turn runs as it asked for."""
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    ended: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope = msgspec.field(default_factory=anyio.CancelScope)
+    ended: anyio.Event = msgspec.field(default_factory=anyio.Event)
 
 
-@dataclass(slots=True)
-class _Waiter:
+class _Waiter(msgspec.Struct):
     deadline: float
     """When :meth:`Session._keep_deadlines` denies it (``anyio.current_time`` based)."""
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = msgspec.field(default_factory=anyio.Event)
     outcome: InteractionOutcome | None = None
 
 
-@dataclass(slots=True)
-class _HostCallWaiter:
-    changed: anyio.Event = field(default_factory=anyio.Event)
-    progress: list[str] = field(default_factory=list)
+class _HostCallWaiter(msgspec.Struct):
+    changed: anyio.Event = msgspec.field(default_factory=anyio.Event)
+    progress: list[str] = msgspec.field(default_factory=list)
     outcome: HostToolOutcome | None = None
 
 

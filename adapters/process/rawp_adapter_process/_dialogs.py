@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from rawp_adapter_process._wire import ToolCallInfo, UiRequest
 from rawp_adapters import InteractionOutcome, Question
@@ -48,8 +49,8 @@ the option :func:`choose_option` picks for the Master's decision (or ``cancelled
 ClaimTool = Callable[[str], ToolCallInfo | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Dialog:
+# A msgspec Struct, not a dataclass: defined at each ``serve --stdio`` start, ~40x faster.
+class Dialog(msgspec.Struct, frozen=True):
     """One agent dialog: what to ask the Master, and how to answer the agent."""
 
     request_id: str

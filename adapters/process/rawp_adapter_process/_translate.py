@@ -18,8 +18,9 @@ the turn stays open until the retry runs or the retries end (:class:`RetriesEnde
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
+
+import msgspec
 
 from rawp_adapter_process._plans import TODO_TOOL, changed_plan
 from rawp_adapter_process._wire import (
@@ -62,13 +63,12 @@ from rawp_adapters.frames import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RunStarted:
+# msgspec Structs, not dataclasses: defined at each ``serve --stdio`` start, ~40x faster.
+class RunStarted(msgspec.Struct, frozen=True):
     """``agent_start``: a run of the agent loop began (its own, or a prompt's)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RunEnded:
+class RunEnded(msgspec.Struct, frozen=True):
     """``agent_end``: one run of the agent loop is over.
 
     ``terminal`` is the agent's own word on whether it is now idle (omp's
@@ -78,14 +78,12 @@ class RunEnded:
     terminal: bool | None
 
 
-@dataclass(frozen=True, slots=True)
-class RetriesEnded:
+class RetriesEnded(msgspec.Struct, frozen=True):
     """``auto_retry_end``: the agent's retries of a failed model call are over (they
     succeeded, gave up or were cancelled)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnOutcome:
+class TurnOutcome(msgspec.Struct, frozen=True):
     """How the turn ended, from the last assistant message and the retries."""
 
     stop_reason: StopReason
