@@ -101,3 +101,15 @@ def test_otel_without_the_sdk_installed_names_the_extra_to_install(tmp_path: Pat
     )
     assert result.returncode == 2
     assert b"pip install 'rawp-adapters[otel]'" in result.stderr
+
+
+def test_run_with_a_console_exporter_prints_the_turns_span_to_stderr(tmp_path: Path) -> None:
+    env = environment(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
+    command = [sys.executable, "-m", "rawp_adapters.cli", "run", "--yes", "--adapter", "sdk"]
+    command += ["--setting", "core=demo", "--workspace", str(tmp_path), "Write notes.txt"]
+    result = subprocess.run(
+        command, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert b'"name": "invoke_agent rawp-demo"' in result.stderr
+    assert b"invoke_agent" not in result.stdout, "the spans never go to stdout"
