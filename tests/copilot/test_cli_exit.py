@@ -14,13 +14,11 @@ from rawp_adapters.frames import (
     AgentErrorFrame,
     InteractionRequestFrame,
     SessionClosedFrame,
-    ToolCatalogUpdatedFrame,
-    ToolInvokeRequestFrame,
     ToolInvokeResultFrame,
 )
 from rawp_adapters.testing import never_answer
 from tests.copilot.sessions import WRITE_PROMPT, copilot_session
-from tests.copilot.test_host_tools import CALL_ECHO, ECHO
+from tests.support.core_scenarios import host_call_started
 from tests.support.llm_openai import ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
@@ -73,12 +71,7 @@ async def test_a_cli_killed_while_the_master_runs_a_host_tool_cancels_that_call_
     llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
 ) -> None:
     async with copilot_session(llm, copilot_cli, tmp_path) as d:
-        await d.send(d.control.publish_tools([ECHO]))
-        await d.wait_for(ToolCatalogUpdatedFrame)
-        start = await d.start_prompt(CALL_ECHO)
-        request = await d.wait_for(
-            ToolInvokeRequestFrame, where=lambda f: f.payload.executor == "master"
-        )
+        start, request = await host_call_started(d)
         kill_cli()  # the Master never answers the call: only the CLI's exit ends it
         turn = await d.wait_turn(start.payload.turn_id, timeout=ENDS_WITHIN_S)
         await d.closed(timeout=ENDS_WITHIN_S)

@@ -12,20 +12,12 @@ import pytest
 
 from rawp_adapters.testing import assert_valid_stream
 from tests.cli.conftest import serve
+from tests.support.core_scenarios import ECHO
 from tests.support.llm_openai import DEFAULT_TEXT, TOOL_SAID, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
 
 WRITE = 'CALL_TOOL write_file {"path": "a.txt", "content": "hi"}'
-ECHO = {
-    "name": "echo",
-    "description": "Says the text back.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    },
-}
 
 
 async def test_a_master_on_the_stdio_bridge_gets_text_allows_a_write_and_answers_a_host_tool(

@@ -1,7 +1,7 @@
 """Tools of the openai-agents core over HTTP to the scripted model: a gated tool's
 interruption is a PERMISSION question (allowed, denied, timed out, aborted while
-waiting), parallel calls answered in reverse order, the Master's tools, abort and a
-second prompt while one runs."""
+waiting), parallel calls answered in reverse order, and abort (the Master's tools and
+the scenarios every core shares are in ``tests/sdk_cores/``)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ import pytest
 
 from rawp_adapters.frames import (
     InteractionRequestFrame,
-    ToolCatalogUpdatedFrame,
     ToolInvokeRequestFrame,
     ToolInvokeResultFrame,
 )
-from rawp_adapters.testing import SessionDriver, allow_all, deny_all, drive, never_answer
+from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
 from tests.openai_agents.conftest import core
 from tests.support.llm_openai import (
     TOOL_SAID,
@@ -32,15 +31,6 @@ pytestmark = pytest.mark.anyio
 
 WRITE_NOTES = 'CALL_TOOL write_file {"path": "notes.txt", "content": "hi"}'
 TWO_WRITES = "TWO_WRITES"
-ECHO = {
-    "name": "echo",
-    "description": "Says the text back.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    },
-}
 
 
 def two_writes(body: dict[str, Any]) -> Reply | None:
@@ -179,31 +169,6 @@ async def test_two_parallel_writes_answered_in_reverse_order_each_get_their_answ
         second.payload.context.tool_call_id: False,
     }
     assert turn.stop_reason == "end_turn"
-
-
-async def publish_echo(d: SessionDriver) -> None:
-    await d.send(d.control.publish_tools([ECHO]))
-    await d.wait_for(ToolCatalogUpdatedFrame)
-
-
-async def test_a_host_tool_call_is_asked_of_the_master_and_the_model_sees_its_answer(
-    llm: ScriptedOpenAI, tmp_path: Path
-) -> None:
-    async with drive(core(llm), workspace=tmp_path, policy=allow_all) as d:
-        await publish_echo(d)
-        start = await d.start_prompt('CALL_TOOL echo {"text": "hi"}')
-        request = await d.wait_for(ToolInvokeRequestFrame)
-        await d.send(d.control.tool_result(request.payload.invocation_id, "hi back"))
-        turn = await d.wait_turn(start.payload.turn_id)
-    assert request.payload.executor == "master"
-    assert request.payload.input == {"text": "hi"}
-    (asked,) = turn.of_type(InteractionRequestFrame)
-    assert asked.payload.context.tool_call_id == request.payload.invocation_id
-    (result,) = turn.of_type(ToolInvokeResultFrame)
-    assert result.payload.invocation_id == request.payload.invocation_id
-    assert f"{TOOL_SAID}hi back" in turn.text
-    offered = [t["function"]["name"] for t in llm.requests[-1]["tools"]]
-    assert "echo" in offered
 
 
 async def test_aborting_a_streaming_turn_ends_it_cancelled_and_the_session_goes_on(

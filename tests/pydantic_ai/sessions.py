@@ -18,15 +18,6 @@ from tests.support.llm_openai import ScriptedOpenAI
 SDK_THREAD = "rawp-pydantic-ai"
 WRITE_TOOL = {"path": "notes.txt", "content": "hello"}
 WRITE_PROMPT = "WRITE_FILE notes.txt hello"
-ECHO = {
-    "name": "echo",
-    "description": "Says the text back.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    },
-}
 
 
 def core_settings(llm: ScriptedOpenAI, **options: Any) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import pytest
 
 from rawp_adapters.testing import assert_valid_stream
 from tests.cli.conftest import serve
-from tests.pydantic_ai.sessions import ECHO, core_settings
+from tests.pydantic_ai.sessions import core_settings
+from tests.support.core_scenarios import ECHO
 from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio

@@ -14,9 +14,27 @@ import pytest
 from rawp_adapter_sdk import SdkAdapter
 
 from rawp_adapters import AgentMetadata, ClientFrame
-from rawp_adapters.frames import TurnEndFrame
+from rawp_adapters.frames import (
+    ToolCatalogUpdatedFrame,
+    ToolInvokeRequestFrame,
+    TurnEndFrame,
+    TurnStartFrame,
+)
+from rawp_adapters.testing import SessionDriver
 from tests.copilot.conftest import installed_cli
 from tests.support.llm_openai import ScriptedOpenAI
+
+ECHO = {
+    "name": "echo",
+    "description": "Says the text back.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    },
+}
+"""A tool the Master publishes."""
+CALL_ECHO = 'CALL_TOOL echo {"text": "hi"}'
 
 
 @dataclass(frozen=True)
@@ -123,3 +141,15 @@ def of_turn_after_its_end(frames: list[ClientFrame], turn_id: str) -> list[str]:
         if isinstance(f, TurnEndFrame) and f.payload.turn_id == turn_id
     )
     return [f.type for f in frames[end + 1 :] if getattr(f.payload, "turn_id", None) == turn_id]
+
+
+async def host_call_started(d: SessionDriver[Any]) -> tuple[TurnStartFrame, ToolInvokeRequestFrame]:
+    """Publish :data:`ECHO` and prompt the model to call it: the turn and the Master's
+    call, still unanswered."""
+    await d.send(d.control.publish_tools([ECHO]))
+    await d.wait_for(ToolCatalogUpdatedFrame)
+    start = await d.start_prompt(CALL_ECHO)
+    request = await d.wait_for(
+        ToolInvokeRequestFrame, where=lambda f: f.payload.executor == "master"
+    )
+    return start, request
