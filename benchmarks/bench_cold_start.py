@@ -10,6 +10,8 @@
 
 Runs alternate (agent, bridge, import, interpreter) so the machine's drift hits each
 alike; each figure is the median. **Target (issue 19): bridge minus agent < 100 ms.**
+Beside each time, the CPU the process itself used until then (its children's aside):
+on a machine where other work shares the CPUs it moves far less than the time does.
 
 Run: ``.venv/bin/python benchmarks/bench_cold_start.py`` (``--help`` for options).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import select
 import subprocess
 import sys
@@ -28,7 +31,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from statistics import median
 
-from benchmarks._common import agent_command, print_machine, print_table
+import psutil
+
+from benchmarks._common import Cell, agent_command, print_machine, print_table
 
 CLI = Path(sys.executable).with_name("rawp-adapters")
 """The console script a Master spawns (the venv's ``rawp-adapters``)."""
@@ -36,9 +41,10 @@ CLI = Path(sys.executable).with_name("rawp-adapters")
 _WAIT_S = 30.0
 
 
-def until_line(command: Sequence[str], marker: bytes) -> float:
+def until_line(command: Sequence[str], marker: bytes) -> tuple[float, float]:
     """Seconds from spawning ``command`` to the first line of its stdout that holds
-    ``marker``; the process is then ended by closing its stdin."""
+    ``marker``, and the CPU seconds the process used until then; the process is then
+    ended by closing its stdin."""
     started = time.perf_counter()
     with subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -55,15 +61,36 @@ def until_line(command: Sequence[str], marker: bytes) -> float:
             if any(marker in line for line in lines):
                 break
         elapsed = time.perf_counter() - started
+        cpu = cpu_seconds(child.pid)
         child.stdin.close()
         child.wait(_WAIT_S)
-    return elapsed
+    return elapsed, cpu
 
 
-def until_exit(command: Sequence[str]) -> float:
+def cpu_seconds(pid: int) -> float:
+    """The CPU seconds process ``pid`` (all its threads) has used: from the scheduler's
+    nanosecond counts on Linux, else psutil's (in clock ticks, 10 ms on most systems)."""
+    try:
+        return (
+            sum(
+                int(stats.read_text().split()[0])
+                for stats in Path(f"/proc/{pid}/task").glob("*/schedstat")
+            )
+            / 1e9
+        )
+    except (OSError, ValueError):
+        times = psutil.Process(pid).cpu_times()
+        return times.user + times.system
+
+
+def until_exit(command: Sequence[str]) -> tuple[float, float]:
+    """Seconds from spawning ``command`` to its exit, and the CPU seconds it used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(command, check=True, stdin=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def main() -> None:
@@ -77,7 +104,12 @@ def main() -> None:
         bridge = [str(CLI), "serve", "--stdio", "--adapter", "process"]
         bridge += ["--settings-json", json.dumps({"command": agent, "approval": "none"})]
         bridge += ["--workspace", workspace]
-        measured: dict[str, list[float]] = {"agent": [], "bridge": [], "import": [], "bare": []}
+        measured: dict[str, list[tuple[float, float]]] = {
+            "agent": [],
+            "bridge": [],
+            "import": [],
+            "bare": [],
+        }
         until_line(bridge, b'"session.capabilities"')  # warm the page cache
         for _ in range(args.runs):
             measured["agent"].append(until_line(agent, b'"ready"'))
@@ -86,25 +118,29 @@ def main() -> None:
                 until_exit([sys.executable, "-c", "import rawp_adapters.cli"])
             )
             measured["bare"].append(until_exit([sys.executable, "-c", "pass"]))
-    ms = {name: median(runs) * 1000 for name, runs in measured.items()}
+    ms = {name: median(t for t, _ in runs) * 1000 for name, runs in measured.items()}
+    cpu = {name: median(c for _, c in runs) * 1000 for name, runs in measured.items()}
+
+    def row(label: str, name: str, baseline: str | None) -> list[Cell]:
+        if baseline is None:
+            return [label, ms[name], cpu[name], None, None, None]
+        return [
+            label,
+            ms[name],
+            cpu[name],
+            ms[name] - ms[baseline],
+            cpu[name] - cpu[baseline],
+            f"{ms[name] / ms[baseline]:.2f}x",
+        ]
+
     print_table(
         f"Cold start, median of {args.runs} runs (issue 19: bridge - agent < 100 ms)",
-        ["from spawn to", "ms", "added ms", "ratio"],
+        ["from spawn to", "ms", "cpu ms", "added ms", "added cpu ms", "ratio"],
         [
-            ["agent alone: its ready line (baseline)", ms["agent"], None, None],
-            [
-                "serve --stdio: session.capabilities",
-                ms["bridge"],
-                ms["bridge"] - ms["agent"],
-                f"{ms['bridge'] / ms['agent']:.2f}x",
-            ],
-            ["python -c pass", ms["bare"], None, None],
-            [
-                "python -c 'import rawp_adapters.cli'",
-                ms["import"],
-                ms["import"] - ms["bare"],
-                f"{ms['import'] / ms['bare']:.2f}x",
-            ],
+            row("agent alone: its ready line (baseline)", "agent", None),
+            row("serve --stdio: session.capabilities", "bridge", "agent"),
+            row("python -c pass", "bare", None),
+            row("python -c 'import rawp_adapters.cli'", "import", "bare"),
         ],
     )
 
