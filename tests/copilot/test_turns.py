@@ -1,14 +1,14 @@
 """Turns of the copilot core: the Copilot CLI, logged in to nothing, over HTTP to the
-scripted model; the session tells the SDK's and the CLI's versions."""
+scripted model (its capabilities and the scenarios every core shares are in
+``tests/sdk_cores/``)."""
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
 
 import pytest
 
-from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame
+from rawp_adapters.frames import AgentErrorFrame
 from tests.copilot.sessions import copilot_session
 from tests.support.llm_openai import (
     API_ERROR_MESSAGE,
@@ -19,8 +19,6 @@ from tests.support.llm_openai import (
 )
 
 pytestmark = pytest.mark.anyio
-
-CLI_VERSION = "1.0.102"
 
 
 async def test_a_text_turn_streams_the_models_answer_from_the_scripted_server(
@@ -40,18 +38,6 @@ async def test_the_model_is_offered_the_cores_tools_and_none_of_the_clis_own(
     async with copilot_session(llm, copilot_cli, tmp_path) as d:
         await d.prompt("Say hello.")
     assert {name for body in llm.requests for name in offered_tools(body)} == {"write"}
-
-
-async def test_the_capabilities_name_the_core_the_sdk_and_the_cli_version(
-    llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
-) -> None:
-    async with copilot_session(llm, copilot_cli, tmp_path) as d:
-        pass
-    capabilities = d.of_type(SessionCapabilitiesFrame)[0].payload
-    assert capabilities.agent is not None
-    assert capabilities.agent.name == "copilot"
-    sdk = importlib.metadata.version("github-copilot-sdk")
-    assert capabilities.agent.version == f"github-copilot-sdk {sdk}; @github/copilot {CLI_VERSION}"
 
 
 async def test_a_model_error_ends_the_turn_with_an_error_and_the_session_goes_on(

@@ -1,7 +1,7 @@
 """The SDK cores that exist as plugins (openai-agents, pydantic-ai, copilot), each on the
 project's scripted Chat Completions server, for the scenarios every one of them must
-pass (``tests/sdk_cores/``). Each core says how it is set up against the server, what
-its own write tool is called, and what ``session.capabilities`` must tell of it."""
+pass (``tests/sdk_cores/``). Each core says how it is set up against the server and
+what ``session.capabilities`` must tell of it."""
 
 from __future__ import annotations
 
@@ -44,8 +44,6 @@ class ScriptedCore:
     name: str
     options: Callable[[ScriptedOpenAI], dict[str, Any]]
     """Its ``core_options`` against the scripted server (no HTTP retries)."""
-    write_tool: str
-    """Its own file write (``path``, ``content``), asked about first."""
     version: Callable[[], str]
     """What ``session.capabilities`` must give as the agent's version."""
     features: frozenset[str]
@@ -62,10 +60,6 @@ class ScriptedCore:
     def agent(self, llm: ScriptedOpenAI) -> AgentMetadata:
         """The core as an installed agent (a sub-agent's, say)."""
         return AgentMetadata(adapter_type="sdk", settings=self.settings(llm))
-
-    def write_prompt(self, path: str, content: str) -> str:
-        """What makes the scripted model call the core's write tool once."""
-        return f'CALL_TOOL {self.write_tool} {{"path": "{path}", "content": "{content}"}}'
 
 
 def _version(distribution: str, prefix: str = "") -> Callable[[], str]:
@@ -94,21 +88,18 @@ CORES = (
     ScriptedCore(
         "openai-agents",
         _openai_agents,
-        write_tool="write_file",
         version=_version("openai-agents", "openai-agents "),
         features=frozenset(_TOOLS_AND_QUESTIONS | {"model_change", "model_list"}),
     ),
     ScriptedCore(
         "pydantic-ai",
         _pydantic_ai,
-        write_tool="write",
         version=_version("pydantic-ai-slim", "pydantic-ai-slim "),
         features=frozenset(_TOOLS_AND_QUESTIONS | {"model_change", "model_list"}),
     ),
     ScriptedCore(
         "copilot",
         _copilot,
-        write_tool="write",
         version=lambda: (
             f"github-copilot-sdk {importlib.metadata.version('github-copilot-sdk')}; "
             f"@github/copilot {COPILOT_CLI_VERSION}"
