@@ -19,7 +19,13 @@ import anyio
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--nats", required=True, metavar="URL", help="the NATS server")
+    parser.add_argument(
+        "--nats",
+        required=True,
+        metavar="URL",
+        help="the NATS server, or a cluster's servers separated by commas "
+        "(nats://a:4222,nats://b:4222)",
+    )
     parser.add_argument(
         "--max-sessions",
         type=_positive_int,
@@ -50,6 +56,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=10.0,
         metavar="SECONDS",
         help="lease time when this worker creates the lease bucket (default: 10)",
+    )
+    parser.add_argument(
+        "--replicas",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="servers of a cluster that keep each stream and the lease bucket, when this "
+        "worker creates them (default: 1; 3 on a 3-node cluster)",
     )
     parser.add_argument(
         "--drain-grace",
@@ -83,7 +97,7 @@ def worker_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         sys.stderr.write(f"rawp-adapters: {exc}\n")
         return 2
-    if urlsplit(args.nats).password is not None:
+    if any(urlsplit(url).password is not None for url in args.nats.split(",")):
         sys.stderr.write(
             "rawp-adapters: the --nats URL holds a password, which every process of this "
             "machine can read in its process list (agents' tools included): give the user "
@@ -109,6 +123,7 @@ def worker_command(args: argparse.Namespace) -> int:
             prefix=args.prefix,
             credentials=credentials,
             lease_ttl=args.lease_ttl,
+            replicas=args.replicas,
             allow_import_paths=args.allow_import_path,
             drain_grace=args.drain_grace,
         )

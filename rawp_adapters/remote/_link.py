@@ -48,9 +48,10 @@ class Credentials:
     tls_key: str | None = None
 
     def secrets(self, url: str) -> frozenset[str]:
-        """What no agent may be given: the token, the passwords (``url``'s too) and the
-        paths of the files that hold keys."""
-        values = (self.token, self.password, urlsplit(url).password)
+        """What no agent may be given: the token, the passwords (those in ``url``'s
+        servers too) and the paths of the files that hold keys."""
+        in_urls = (urlsplit(server).password for server in server_urls(url))
+        values = (self.token, self.password, *in_urls)
         files = (self.creds_file, self.nkey_seed_file, self.tls_key)
         return frozenset(value for value in (*values, *files) if value)
 
@@ -74,8 +75,21 @@ class Credentials:
         return options
 
 
+def server_urls(url: str) -> list[str]:
+    """The servers of ``url``: one URL, or several separated by commas as NATS tools
+    take them (``nats://a:4222,nats://b:4222``); blanks around them are ignored."""
+    servers = [server.strip() for server in url.split(",") if server.strip()]
+    if not servers:
+        raise ValueError(f"no NATS server URL in {url!r}")
+    return servers
+
+
 def redact(url: str) -> str:
-    """``url`` without a user or password in it, for logs."""
+    """``url`` (one server or several) without a user or password in it, for logs."""
+    return ",".join(_redact_one(server) for server in server_urls(url))
+
+
+def _redact_one(url: str) -> str:
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
         return url
@@ -144,9 +158,10 @@ class Link:
 
 
 async def _connect(url: str, credentials: Credentials, name: str, bound: float) -> Client:
-    """Connected, or ``ConnectionError`` with the server's last word after ``bound``
-    seconds (nats-py itself retries forever, e.g. on refused credentials).
-    Once connected, a lost connection is retried without end."""
+    """Connected to one of ``url``'s servers, or ``ConnectionError`` with the server's
+    last word after ``bound`` seconds (nats-py itself retries forever, e.g. on refused
+    credentials). Once connected, a lost connection is retried without end, on every
+    server given and every one the cluster announces."""
     errors: list[Exception] = []
 
     async def record(error: Exception) -> None:
@@ -155,7 +170,7 @@ async def _connect(url: str, credentials: Credentials, name: str, bound: float) 
     try:
         return await asyncio.wait_for(
             nats.connect(
-                url,
+                server_urls(url),
                 name=name,
                 allow_reconnect=True,
                 max_reconnect_attempts=-1,

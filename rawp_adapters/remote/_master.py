@@ -172,6 +172,7 @@ class RemoteSessions:
         self._sessions: dict[str, RemoteSession] = {}
         self._kv = kv
         self._watch = LeaseWatch(
+        replicas: int = 1,
             link, kv, names, closer=master_id, accept=lambda sid: sid in self._sessions
         )
 
@@ -185,16 +186,18 @@ class RemoteSessions:
         lease_ttl: float = DEFAULT_LEASE_TTL,
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> RemoteSessions:
-        """Connect, and create the streams and the lease bucket if no one has yet
-        (``lease_ttl`` is used only then). Raises ``ConnectionError`` when no connection
-        is made within ``connect_timeout`` seconds (with the server's reason, e.g. an
-        authorization violation)."""
+        """Connect to ``url`` (one server, or a cluster's separated by commas: the loss
+        of the one connected to is ridden out on another), and create the streams and
+        the lease bucket if no one has yet (``lease_ttl`` and ``replicas``, the servers
+        of a cluster that keep each, are used only then). Raises ``ConnectionError``
+        when no connection is made within ``connect_timeout`` seconds (with the server's
+        reason, e.g. an authorization violation)."""
         names = Names(prefix)
         master_id = f"master-{uuid.uuid4().hex[:8]}"
         _log.info("connecting", url=redact(url), prefix=prefix)
         link = await open_link(url, credentials, name=master_id, connect_timeout=connect_timeout)
         try:
-            kv = await link.call(ensure_streams, link.js, names, lease_ttl)
+            kv = await link.call(ensure_streams, link.js, names, lease_ttl, replicas)
             remote = cls(link, names, kv, master_id)
             await remote._watch.__aenter__()
         except BaseException:

@@ -34,9 +34,12 @@ MAX_CONSUMERS: Final = 1_000_000
 2.15 limits a stream to 1,000 unless it names its own limit)."""
 
 
-async def ensure_streams(js: JetStreamContext, names: Names, lease_ttl: float) -> KeyValue:
-    """Create what is missing (file storage throughout); what exists is used as it is,
-    so the first worker's lease time holds for everyone. Returns the lease bucket."""
+async def ensure_streams(
+    js: JetStreamContext, names: Names, lease_ttl: float, replicas: int = 1
+) -> KeyValue:
+    """Create what is missing (file storage throughout, each stream and the bucket on
+    ``replicas`` servers of a cluster); what exists is used as it is, so the first
+    worker's lease time holds for everyone. Returns the lease bucket."""
     await _stream(
         js,
         StreamConfig(
@@ -44,6 +47,7 @@ async def ensure_streams(js: JetStreamContext, names: Names, lease_ttl: float) -
             subjects=[names.start_subject],
             retention=RetentionPolicy.WORK_QUEUE,
             storage=StorageType.FILE,
+            num_replicas=replicas,
             duplicate_window=DUPLICATE_WINDOW,
         ),
     )
@@ -53,6 +57,7 @@ async def ensure_streams(js: JetStreamContext, names: Names, lease_ttl: float) -
             name=names.frames_stream,
             subjects=[names.frames_subject("*")],
             storage=StorageType.FILE,
+            num_replicas=replicas,
             duplicate_window=DUPLICATE_WINDOW,
             max_age=FRAMES_MAX_AGE,
             max_consumers=MAX_CONSUMERS,
@@ -65,6 +70,7 @@ async def ensure_streams(js: JetStreamContext, names: Names, lease_ttl: float) -
             subjects=[names.control_subject("*")],
             retention=RetentionPolicy.WORK_QUEUE,
             storage=StorageType.FILE,
+            num_replicas=replicas,
             duplicate_window=DUPLICATE_WINDOW,
             max_age=FRAMES_MAX_AGE,
             max_consumers=MAX_CONSUMERS,
@@ -90,6 +96,7 @@ async def ensure_streams(js: JetStreamContext, names: Names, lease_ttl: float) -
                 ttl=lease_ttl,
                 limit_marker_ttl=max(1.0, lease_ttl),
                 storage=StorageType.FILE,
+                replicas=replicas,
             )
         )
     except Exception:

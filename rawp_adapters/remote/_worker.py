@@ -55,6 +55,9 @@ class WorkerSettings:
     allow_import_paths: bool = False
     """Whether a request's settings may name code to import (``module:attr``)."""
     drain_grace: float = 0.0
+    replicas: int = 1
+    """Servers of a cluster that keep each stream and the lease bucket, when this worker
+    creates them (3 on a 3-node cluster: any one node may then be lost)."""
     """Once draining, how long a running turn may take to end by itself before its
     session is closed (an idle session is closed at once)."""
     worker_id: str = field(
@@ -115,7 +118,9 @@ class Worker:
         self._taking = anyio.CancelScope()
         link = await open_link(settings.url, settings.credentials, name=settings.worker_id)
         try:
-            self.kv = await link.call(ensure_streams, link.js, self.names, settings.lease_ttl)
+            self.kv = await link.call(
+                ensure_streams, link.js, self.names, settings.lease_ttl, settings.replicas
+            )
             self.ttl = await link.call(lease_ttl, self.kv)
             requests = await link.call(_ops.start_subscription, link.js, self.names)
             async with (
