@@ -172,7 +172,6 @@ class RemoteSessions:
         self._sessions: dict[str, RemoteSession] = {}
         self._kv = kv
         self._watch = LeaseWatch(
-        replicas: int = 1,
             link, kv, names, closer=master_id, accept=lambda sid: sid in self._sessions
         )
 
@@ -184,6 +183,7 @@ class RemoteSessions:
         prefix: str = DEFAULT_PREFIX,
         credentials: Credentials | None = None,
         lease_ttl: float = DEFAULT_LEASE_TTL,
+        replicas: int = 1,
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> RemoteSessions:
         """Connect to ``url`` (one server, or a cluster's separated by commas: the loss
