@@ -1,8 +1,9 @@
 """Real ACP agents, isolated and offline, for the ACP adapter's tests.
 
 ``scripts/install-acp-peers`` installs them pinned into :data:`ACP_PEERS_DIR`
-(``.cache/acp-peers/{claude,codex,gemini,qwen}``); omp's ACP mode runs the omp that
-``scripts/install-peers`` put in ``.cache/peers/omp``. :func:`acp_settings` gives the
+(``.cache/acp-peers/{claude,codex,gemini,qwen,opencode}``); omp's ACP mode runs the omp
+that ``scripts/install-peers`` put in ``.cache/peers/omp``, the Copilot CLI's the CLI of
+``scripts/install-copilot`` (``.cache/copilot``). :func:`acp_settings` gives the
 adapter's settings for one agent against a scripted model server (command line, a
 throw-away ``HOME`` with the agent's config files, the environment), as
 the project guide ``peer/ACP.md`` (in the shared folder beside the repository) measured them.
@@ -17,7 +18,7 @@ from typing import Any, Literal, get_args
 
 from tests.support.peers import REPO_ROOT, make_peer, offline_env, peer_available
 
-AcpAgentName = Literal["omp", "claude", "qwen", "codex", "gemini"]
+AcpAgentName = Literal["omp", "claude", "qwen", "codex", "gemini", "opencode", "copilot"]
 ACP_AGENTS: tuple[AcpAgentName, ...] = get_args(AcpAgentName)
 ACP_PEERS_DIR = REPO_ROOT / ".cache" / "acp-peers"
 
@@ -26,13 +27,25 @@ _ENTRY = {
     "codex": "node_modules/@agentclientprotocol/codex-acp/dist/index.js",
     "gemini": "node_modules/@google/gemini-cli/bundle/gemini.js",
     "qwen": "node_modules/@qwen-code/qwen-code/cli.js",
+    "opencode": "node_modules/opencode-linux-x64/bin/opencode",
 }
+COPILOT_CLI = REPO_ROOT / ".cache" / "copilot" / "node_modules" / "@github" / "copilot-linux-x64"
+"""The Copilot CLI of ``scripts/install-copilot`` (the copilot core's), in ACP mode here."""
 
 
 def acp_available(name: AcpAgentName) -> bool:
     if name == "omp":
         return peer_available("omp")
+    if name == "copilot":
+        return (COPILOT_CLI / "copilot").exists()
     return (ACP_PEERS_DIR / name / _ENTRY[name]).exists()
+
+
+def program_dir(name: AcpAgentName) -> Path:
+    """The folder of the agent's program, to put on the PATH (opencode, copilot)."""
+    if name == "copilot":
+        return COPILOT_CLI
+    return (ACP_PEERS_DIR / name / _ENTRY[name]).parent
 
 
 def wire_format(name: AcpAgentName) -> str:
@@ -40,6 +53,8 @@ def wire_format(name: AcpAgentName) -> str:
     return {
         "omp": "openai",
         "qwen": "openai",
+        "opencode": "openai",
+        "copilot": "openai",
         "claude": "anthropic",
         "codex": "responses",
         "gemini": "gemini",
@@ -129,6 +144,12 @@ def acp_settings(
             )
             settings = {"security": {"auth": {"selectedType": "openai"}}, **_QUIET_SETTINGS}
             _write_json(home / ".qwen" / "settings.json", settings)
+        elif name == "opencode":
+            argv = [str(root / _ENTRY["opencode"]), "acp", "--pure"]
+            env.update(opencode_env(f"{llm_url}/v1"))
+        elif name == "copilot":
+            argv = [str(COPILOT_CLI / "copilot"), "--acp", "--stdio"]
+            env.update(copilot_env(f"{llm_url}/v1"))
         elif name == "codex":
             argv = [node, str(root / _ENTRY["codex"])]
             codex_home = home / ".codex"
@@ -183,3 +204,48 @@ def acp_settings(
         **extra,
     }
     return settings_out, workspace
+
+
+def opencode_env(base_url: str) -> dict[str, str]:
+    """opencode offline against the chat completions server at ``base_url``: its config
+    (``OPENCODE_CONFIG_CONTENT``) has one provider of the bundled
+    ``@ai-sdk/openai-compatible`` and asks before every tool; no model list fetched, no
+    plugin, update or LSP download."""
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": "scripted/fake-model",
+        "provider": {
+            "scripted": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Scripted",
+                "options": {"baseURL": base_url, "apiKey": "test-key"},
+                "models": {"fake-model": {}, "fake-model-2": {}},
+            }
+        },
+        "enabled_providers": ["scripted"],
+        "permission": "ask",
+        "agent": {"title": {"disable": True}},
+        "autoupdate": False,
+        "share": "disabled",
+    }
+    return {
+        "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+    }
+
+
+def copilot_env(base_url: str) -> dict[str, str]:
+    """The Copilot CLI offline with the chat completions server at ``base_url`` as its
+    provider (no GitHub login)."""
+    return {
+        "COPILOT_PROVIDER_BASE_URL": base_url,
+        "COPILOT_PROVIDER_TYPE": "openai",
+        "COPILOT_PROVIDER_API_KEY": "test-key",
+        "COPILOT_MODEL": "fake-model",
+        "COPILOT_OFFLINE": "true",
+    }

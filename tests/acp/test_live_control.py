@@ -35,6 +35,7 @@ SECOND_MODEL = {
     "claude": ("sonnet", "sonnet"),
     "codex": ("gpt-5.5", "gpt-5.5"),
     "gemini": ("gemini-2.5-pro", "gemini-2.5-pro"),
+    "opencode": ("scripted/fake-model-2", "fake-model-2"),
 }
 """A second model each agent offers (qwen-code offers only the one it runs): the id to
 switch to, and what the scripted server then sees in the request's model."""
@@ -49,8 +50,14 @@ NO_PLAN = {
     "codex": "codex 0.166.0 (codex-acp 2.6.0) no longer offers update_plan to the model",
     "claude": "claude-agent-acp 0.101.0 offers the model no TodoWrite nor TaskCreate (not even "
     "deferred behind ToolSearch)",
+    "opencode": "opencode 1.18.33 sends no ACP plan update (its todowrite stays a tool call)",
+    "copilot": "the Copilot CLI 1.0.102 offers the model no todo tool",
 }
 """Agents whose plan updates are not proven: why."""
+
+NO_MODELS = {"copilot"}
+"""Agents that advertise no model over ACP (neither a ``model`` config option nor
+``models``): listing and setting one is ``UNSUPPORTED``."""
 
 
 @pytest.fixture
@@ -96,8 +103,12 @@ async def test_plans_models_and_the_refused_operations_of_each_agent(
     server = scripted[wire_format(name)]
     adapter, workspace = make_adapter(name, servers, tmp_path)
     async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
-        await d.send(d.control.list_models())
-        listed = await d.wait_for(ModelListFrame)
+        if name in NO_MODELS:
+            listed = None
+            assert await refused(d, d.control.list_models()) == "UNSUPPORTED"
+        else:
+            await d.send(d.control.list_models())
+            listed = await d.wait_for(ModelListFrame)
         before = await hello(d, server)
 
         planned = None if name in NO_PLAN else await d.prompt(WRITE_PLAN)
@@ -130,13 +141,13 @@ async def test_plans_models_and_the_refused_operations_of_each_agent(
     features = caps.payload.features
     assert caps.payload.agent is not None
     current = caps.payload.agent.model
-    assert current is not None
-    assert (features.model_change, features.model_list, features.plans) == (True, True, True)
+    models = name not in NO_MODELS
+    assert (features.model_change, features.model_list, features.plans) == (models, models, True)
     assert features.thinking_change is (name in THINKING_LEVEL)
     assert (features.host_tools, features.steering, features.follow_up) == (False,) * 3
     assert features.plan_seeding is False
-    ids = [m.id for m in listed.payload.models]
-    assert current in ids
+    ids = [m.id for m in listed.payload.models] if listed is not None else []
+    assert (current in ids) is models
 
     if planned is not None:
         plans = planned.of_type(PlanUpdatedFrame)
@@ -153,7 +164,7 @@ async def test_plans_models_and_the_refused_operations_of_each_agent(
         assert any(seen in m for m in after), after
         assert any(seen in m for m in last), "the rejected change left the model as it was"
 
-    assert unknown == "REJECTED"
+    assert unknown == ("REJECTED" if models else "UNSUPPORTED")
     if name in THINKING_LEVEL:
         assert isinstance(thinking, ModelChangedFrame)
         assert thinking.payload.thinking_level == THINKING_LEVEL[name]

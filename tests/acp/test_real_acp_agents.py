@@ -13,6 +13,7 @@ Every frame stream is checked against the DPS invariants (``drive``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,18 @@ AGENTS = [
     )
     for name in ACP_AGENTS
 ]
+
+ONE_LOOP = {"opencode": "trio", "copilot": "asyncio"}
+"""Agents whose scenarios run on one event loop only: how the adapter runs on each loop
+does not depend on the agent (the others prove both), and these two start slowly."""
+
+
+@pytest.fixture(autouse=True)
+def one_loop(request: pytest.FixtureRequest, anyio_backend: str) -> None:
+    name = request.node.callspec.params.get("name")
+    if ONE_LOOP.get(name, anyio_backend) != anyio_backend:
+        pytest.skip(f"{name} runs these scenarios on {ONE_LOOP[name]} only")
+
 
 SHELL_TOOL = {
     "omp": "execute",
@@ -147,6 +160,25 @@ async def test_claude_s_shell_tool_is_bash_when_its_permission_request_overtakes
     assert (workspace / "allowed.txt").exists()
 
 
+@pytest.mark.parametrize("name", [p for p in AGENTS if p.values[0] == "qwen"])
+async def test_qwen_asks_before_it_writes_a_file_and_a_denied_write_leaves_none(
+    name: AcpAgentName, servers: dict[str, str], tmp_path: Path
+) -> None:
+    """QwenLM/qwen-code#11887 reports qwen 0.23 running writes and commands over ACP
+    without ever asking; 0.24.4 in ``--approval-mode default`` asks for both (the shell
+    in the test above)."""
+    adapter, workspace = make_adapter(name, servers, tmp_path)
+    write = {"file_path": str(workspace / "denied.txt"), "content": "hi"}
+    async with drive(adapter, workspace=workspace, policy=deny_all, timeout=TIMEOUT) as d:
+        turn = await d.prompt(f"CALL_TOOL write_file {json.dumps(write)}")
+    (request,) = turn.of_type(InteractionRequestFrame)
+    assert request.payload.context is not None
+    assert request.payload.context.tool_name == "write_file"
+    (resolved,) = turn.of_type(InteractionResolvedFrame)
+    assert resolved.payload.outcome == "denied"
+    assert not (workspace / "denied.txt").exists()
+
+
 def assert_thinking_first(turn: TurnRecord) -> None:
     """``THINK_FIRST`` makes every scripted server reason first (Anthropic thinking block,
     chat ``reasoning_content``, a Responses reasoning summary, Gemini ``thought`` parts); each
@@ -198,9 +230,9 @@ async def test_abort_while_streaming_and_while_a_permission_waits_then_turns_sta
     assert "tick" not in after.text
 
 
-REPORTS_TOKENS = ("omp", "claude", "codex", "gemini")
+REPORTS_TOKENS = ("omp", "claude", "codex", "gemini", "opencode", "copilot")
 """Agents that report the turn's tokens: ``PromptResponse.usage`` (omp, claude, codex-acp
-2.6.0) or ``_meta.quota.token_count`` (gemini); qwen nothing."""
+2.6.0, opencode, the Copilot CLI) or ``_meta.quota.token_count`` (gemini); qwen nothing."""
 
 CANNOT_LOAD = {
     "gemini": "gemini-cli 0.61.0 answers session/load with -32603 'No previous sessions found "

@@ -29,21 +29,30 @@ def _commands() -> list[list[str]]:
 
 
 def readme_check(
-    adapter_type: str, core: str | None = None, *, protocol: str | None = None
+    adapter_type: str,
+    core: str | None = None,
+    *,
+    protocol: str | None = None,
+    program: str | None = None,
 ) -> list[str]:
     """The README's ``rawp-adapters check <adapter_type>`` line, as printed: for the SDK
-    core ``core`` or the plugin of ``protocol``, or (``None``) the one that names none."""
+    core ``core`` or the plugin of ``protocol``, or (``None``) the one that names none;
+    with ``program``, the one whose ``command`` setting runs it."""
     for argv in _commands():
         if argv[:3] != ["rawp-adapters", "check", adapter_type]:
             continue
         cores = [arg for arg in argv if arg.startswith("core=")]
         protocols = [arg for arg in argv if arg.startswith("protocol=")]
-        if cores == ([f"core={core}"] if core else []) and protocols == (
-            [f"protocol={protocol}"] if protocol else []
+        runs = program is None or any(a.startswith(f'command=["{program}",') for a in argv)
+        if (
+            runs
+            and cores == ([f"core={core}"] if core else [])
+            and protocols == ([f"protocol={protocol}"] if protocol else [])
         ):
             return argv
     named = f" of core={core}" if core else ""
     named += f" of protocol={protocol}" if protocol else ""
+    named += f" running {program}" if program else ""
     raise AssertionError(f"the README shows no `rawp-adapters check {adapter_type}`{named}")
 
 
