@@ -61,5 +61,10 @@ def open_page(browser: Browser, url: str) -> Iterator[tuple[Page, PageErrors]]:
 
 
 def screenshot(page: Page, name: str) -> None:
+    """The page as it is, into ``$RAWP_INSPECTOR_SCREENSHOTS`` (a size that keeps the
+    PNG small for the docs)."""
     if SCREENSHOTS:
+        expect(page.locator("#start-button")).to_be_enabled()
+        page.set_viewport_size({"width": 1024, "height": 540})
+        page.evaluate("() => new Promise(requestAnimationFrame)")
         page.screenshot(path=str(Path(SCREENSHOTS) / f"inspector-{name}.png"))

@@ -94,6 +94,7 @@ def test_abort_ends_the_running_turn_cancelled(page: Page) -> None:
     start_demo(page)
     prompt(page, WRITE)
     question(page)
+    screenshot(page, "question")
     page.click("#abort")
     turn_ended(page, "cancelled")
     expect(page.locator("#timeline [data-kind=question]")).to_contain_text("cancelledby abort")
@@ -177,9 +178,7 @@ def test_a_broken_recording_shows_the_frame_that_breaks_a_rule(
     broken.write_text("\n".join(demo_lines[:4] + demo_lines[5:]) + "\n")
     page.set_input_files("#open-file", broken)
     expect(page.locator("#feed-status")).to_contain_text("recording · ended")
-    expect(page.locator("#violations li")).to_have_text(
-        "[seq-contiguous] frame #5: seq 6, expected 5"
-    )
+    expect(page.locator("#violations li")).to_have_text("[seq-contiguous] at #6: seq 6, expected 5")
     expect(page.locator("#timeline [data-kind=violation]")).to_contain_text("seq-contiguous")
     page.click("#violations li")
     marked = page.locator("#raw [data-violation]")

@@ -302,13 +302,16 @@ function resetFeed(summary) {
   showFeedState();
 }
 
+function listFeed(summary) {
+  const select = $("feed-select");
+  if ([...select.options].some((option) => option.value === summary.feed_id)) return;
+  select.appendChild(el("option", "", `${summary.feed_id} · ${summary.kind} · ${summary.title}`)).value = summary.feed_id;
+}
+
 function openFeed(summary) {
   resetFeed(summary);
-  const select = $("feed-select");
-  if (![...select.options].some((o) => o.value === summary.feed_id)) {
-    select.appendChild(el("option", "", `${summary.feed_id} · ${summary.kind} · ${summary.title}`)).value = summary.feed_id;
-  }
-  select.value = summary.feed_id;
+  listFeed(summary);
+  $("feed-select").value = summary.feed_id;
   $("save-recording").href = `/api/feeds/${encodeURIComponent(summary.feed_id)}/recording.jsonl?token=${encodeURIComponent(TOKEN)}`;
   $("replay-controls").hidden = summary.kind !== "replay";
   const source = new EventSource(`/api/feeds/${encodeURIComponent(summary.feed_id)}/events?token=${encodeURIComponent(TOKEN)}`);
@@ -346,8 +349,8 @@ function receive(source, lines) {
     const list = state.marksByN.get(n) || [];
     list.push(mark);
     state.marksByN.set(n, list);
-    state.timeline.add("violation", null, { n, text: `${rule}: ${detail}`, rule, depth: 0, records: [n] });
-    const item = el("li", "", `[${rule}] frame #${n + 1}: ${detail}`);
+    state.timeline.add("violation", null, { n, text: detail, rule, depth: 0, records: [n] });
+    const item = el("li", "", `[${rule}] at ${where(n)}: ${detail}`);
     item.dataset.rule = rule;
     item.addEventListener("click", () => jumpToRecord(n));
     $("violations").appendChild(item);
@@ -378,6 +381,12 @@ function showFeedState() {
   status.dataset.state = feed.state;
 }
 
+function where(n) {
+  // A frame by its seq, as the raw view shows it; by position when it has none.
+  const rec = state.records[n];
+  return rec && rec.f && rec.f.seq !== undefined ? `#${rec.f.seq}` : `frame ${n + 1} of the feed`;
+}
+
 function jumpToRecord(n) {
   setView("raw");
   $("follow").checked = false;
@@ -392,20 +401,20 @@ function jumpToRecord(n) {
 
 function renderRaw(i) {
   const rec = state.records[state.rawIndex[i]];
-  const row = el("div", "mono");
+  const row = el("div", "mono raw-row");
   row.dataset.n = String(rec.n);
   row.dataset.type = rec.type;
   const seq = rec.f && rec.f.seq !== undefined ? rec.f.seq : "?";
   row.appendChild(el("span", "seq", `#${seq}`));
   row.appendChild(el("span", "time", clock(frameTime(rec))));
   row.appendChild(el("span", rec.dir === "master" ? "badge master" : "badge", rec.dir === "master" ? "→ agent" : "← agent"));
+  row.appendChild(el("span", "type", rec.type));
   const marks = state.marksByN.get(rec.n);
   if (marks) {
     row.classList.add("violation");
     row.dataset.violation = marks.map((m) => m.rule).join(" ");
     for (const mark of marks) row.appendChild(el("span", "badge bad", mark.rule));
   }
-  row.appendChild(el("span", "type", rec.type));
   row.appendChild(el("span", "", brief(rec.f && rec.f.payload !== undefined ? rec.f.payload : rec.raw)));
   return row;
 }
@@ -460,7 +469,7 @@ function renderEntry(i) {
     case "delegated": badge("delegated ×" + entry.chain.length, "master"); text(tail(entry.text, 200)); break;
     case "question": renderQuestion(row, entry, live, badge, text); break;
     case "error": badge("error", "bad"); text(entry.text); break;
-    case "violation": badge(entry.rule, "bad"); text(`frame #${entry.n + 1}: ${entry.text}`); break;
+    case "violation": badge(entry.rule, "bad"); text(`at ${where(entry.n)}: ${entry.text}`); break;
     case "master": badge("→ " + entry.text, "master"); text(brief(entry.payload)); break;
     case "closed": badge("session closed"); text(entry.text); break;
     default: badge(entry.text || entry.kind); text(brief(entry.payload));
@@ -469,20 +478,21 @@ function renderEntry(i) {
 }
 
 function renderQuestion(row, entry, live, badge, text) {
+  // Outcome or buttons first: a long title must not push them out of the row.
   badge(entry.qtype === "PERMISSION" ? "permission" : (entry.qtype || "question").toLowerCase(), "wait");
-  text(`${entry.tool ? entry.tool + " · " : ""}${entry.title} `);
+  const title = `${entry.tool ? entry.tool + " · " : ""}${entry.title}`;
   if (entry.outcome) {
     badge(entry.outcome, entry.outcome === "allowed" ? "ok" : "bad");
-    text(`by ${entry.decidedBy || "?"} after ${seconds(entry.end - entry.start)}`);
+    text(`by ${entry.decidedBy || "?"} after ${seconds(entry.end - entry.start)} · `);
     row.dataset.outcome = entry.outcome;
+    text(title);
     return;
   }
-  if (!live) { text("unanswered"); return; }
+  if (!live) { text(`unanswered · ${title}`); return; }
   const left = Math.max(0, entry.deadline - Date.now());
-  const countdown = el("span", "countdown", `${Math.ceil(left / 1000)} s left `);
-  row.appendChild(countdown);
+  row.appendChild(el("span", "countdown", `${Math.ceil(left / 1000)} s left `));
   const answer = (body) => sendControl(body);
-  if (entry.qtype === "PERMISSION") {
+  if (entry.qtype === "PERMISSION" || entry.qtype === "CONFIRM") {
     for (const [label, op] of [["Allow", "allow"], ["Deny", "deny"]]) {
       const button = el("button", "answer", label);
       button.dataset.answer = op;
@@ -507,6 +517,7 @@ function renderQuestion(row, entry, live, badge, text) {
   expire.title = "or do nothing and let the deadline pass";
   expire.addEventListener("click", () => answer({ op: "timeout", interaction_id: entry.id }));
   row.appendChild(expire);
+  text(` ${title}`);
 }
 
 function showRecord(n) {
@@ -515,12 +526,12 @@ function showRecord(n) {
   const marks = state.marksByN.get(n) || [];
   const head = marks.map((m) => `✖ [${m.rule}] ${m.detail}\n`).join("");
   const pretty = rec.f ? `\n\n${JSON.stringify(rec.f, null, 2)}` : "";
-  $("detail").textContent = `${head}frame #${n + 1} · ${rec.dir}${rec.t ? " · received " + clock(rec.t) : ""}\n\n${rec.raw}${pretty}`;
+  $("detail").textContent = `${head}${where(n)} · frame ${n + 1} of the feed · ${rec.dir}${rec.t ? " · received " + clock(rec.t) : ""}\n\n${rec.raw}${pretty}`;
 }
 
 function showEntry(entry) {
   if (!entry) return;
-  const parts = [`${entry.kind} (frames ${entry.records.map((n) => "#" + (n + 1)).join(", ")})`];
+  const parts = [`${entry.kind} (frames ${entry.records.map(where).join(", ")})`];
   for (const key of ["text", "name", "title", "tool", "outcome", "decidedBy", "stop"]) {
     if (entry[key] !== undefined && entry[key] !== "") parts.push(`${key}: ${entry[key]}`);
   }
@@ -654,10 +665,9 @@ async function loadAdapters() {
 
 async function loadFeeds() {
   const feeds = await api("/api/feeds");
-  for (const summary of feeds) {
-    $("feed-select").appendChild(el("option", "", `${summary.feed_id} · ${summary.kind} · ${summary.title}`)).value = summary.feed_id;
-  }
-  if (feeds.length) openFeed(feeds[feeds.length - 1]);
+  for (const summary of feeds) listFeed(summary);
+  // The newest feed, unless the page has opened one meanwhile.
+  if (feeds.length && !state.feed) openFeed(feeds[feeds.length - 1]);
   $("feed-select").addEventListener("change", async () => {
     const all = await api("/api/feeds");
     const summary = all.find((feed) => feed.feed_id === $("feed-select").value);
@@ -709,4 +719,5 @@ function wire() {
 }
 
 wire();
-loadAdapters().then(loadFeeds);
+loadAdapters();
+loadFeeds();
