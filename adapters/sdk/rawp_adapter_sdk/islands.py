@@ -45,7 +45,7 @@ SWITCH_INTERVAL_S = 0.0001
 """The interpreter's switch interval while an island thread runs (unless set lower)."""
 
 
-def post(token: EventLoopToken, func: Callable[[], object]) -> None:
+def _post(token: EventLoopToken, func: Callable[[], object]) -> None:
     """Run ``func`` soon in the loop of ``token``, from any thread, without waiting; a
     loop that has ended is let be."""
     with contextlib.suppress(anyio.RunFinishedError, RuntimeError):
@@ -77,12 +77,12 @@ class Outbox(Generic[T]):
             self._pending.append(item)
             if len(self._pending) > 1:
                 return  # the hand-over on its way takes it
-        post(self._token, self._hand_over)
+        _post(self._token, self._hand_over)
 
     def put_last(self, item: T) -> None:
         """:meth:`put` the SDK's last item, then set :attr:`last`."""
         self.put(item)
-        post(self._token, self.last.set)
+        _post(self._token, self.last.set)
 
     def close(self) -> None:
         self._send.close()
@@ -266,7 +266,7 @@ async def _finished(future: Future[Any], token: EventLoopToken) -> None:
     """Wait until ``future`` is done; cancelled, cancel it and wait for it to end (at
     most :data:`STOP_GRACE_S`)."""
     done = anyio.Event()
-    future.add_done_callback(lambda _: post(token, done.set))
+    future.add_done_callback(lambda _: _post(token, done.set))
     try:
         await done.wait()
     except BaseException:
