@@ -10,13 +10,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Final
 
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KeyValue
 
-from rawp_adapters._codec import encode_frame, utc_timestamp
+from rawp_adapters._codec import utc_timestamp
 from rawp_adapters.frames import (
     AgentError,
     AgentErrorFrame,
@@ -30,13 +28,18 @@ from rawp_adapters.frames import (
     TurnEnd,
     TurnEndFrame,
 )
-from rawp_adapters.remote._names import MSG_ID, WORKER_LOST, Names
+from rawp_adapters.remote._batches import batches, frame_lines
+from rawp_adapters.remote._names import WORKER_LOST, Names
+from rawp_adapters.remote._ops import SessionTaken, append
+from rawp_adapters.remote._resume import replay
 
 LOST: Final = "the worker running this session stopped renewing its lease"
 _LEASE_GONE: Final = ("KV-Operation", "Nats-Marker-Reason")
 """Headers of a lease's last message when the key is deleted, purged or expired."""
-_SCAN_BATCH: Final = 512
-_SCAN_WAIT: Final = 1.0
+CLOSING_MAX_BYTES: Final = 64 * 1024
+"""Bytes of closing frames per message (far below any server's ``max_payload``)."""
+CLOSING_GIVE_UP: Final = 10.0
+"""Seconds the closing frames are tried for before the closer gives up."""
 
 
 @dataclass(slots=True)
@@ -45,10 +48,18 @@ class StreamState:
     types it does not know pass by)."""
 
     last_seq: int = 0
+    stream_seq: int = 0
+    """The stream sequence of the session's last message (``0``: none)."""
     closed: bool = False
     turn_id: str | None = None
     interactions: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
+
+    def feed_message(self, data: bytes, stream_seq: int) -> None:
+        """One message of frames (``specs/remote.md``, "Batches")."""
+        self.stream_seq = stream_seq
+        for line in frame_lines(data):
+            self.feed(line)
 
     def feed(self, data: bytes) -> None:
         frame = json.loads(data)
@@ -77,26 +88,10 @@ class StreamState:
 async def read_state(js: JetStreamContext, names: Names, session_id: str) -> StreamState:
     """Replay the session's frames from the first."""
     state = StreamState()
-    sub = await js.pull_subscribe(
-        names.frames_subject(session_id),
-        stream=names.frames_stream,
-        config=ConsumerConfig(
-            ack_policy=AckPolicy.NONE, deliver_policy=DeliverPolicy.ALL, inactive_threshold=30
-        ),
-    )
-    try:
-        while True:
-            try:
-                messages = await sub.fetch(_SCAN_BATCH, timeout=_SCAN_WAIT)
-            except NatsTimeout:
-                return state
-            for message in messages:
-                state.feed(message.data)
-            if messages[-1].metadata.num_pending == 0:
-                return state
-    finally:
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()
+    subject = names.frames_subject(session_id)
+    async for message in replay(js, names.frames_stream, subject, None):
+        state.feed_message(message.data, message.metadata.sequence.stream)
+    return state
 
 
 def closing_frames(
@@ -134,13 +129,15 @@ def closing_frames(
     return frames
 
 
-async def publish_frames(js: JetStreamContext, names: Names, frames: list[ClientFrame]) -> None:
-    for frame in frames:
-        await js.publish(
-            names.frames_subject(frame.session_id),
-            encode_frame(frame),
-            headers={MSG_ID: f"{frame.session_id}:{frame.seq}"},
-        )
+async def publish_frames(
+    js: JetStreamContext, names: Names, frames: list[ClientFrame], *, after: int
+) -> None:
+    """Append ``frames`` to their session's stream on condition that its last message is
+    stream sequence ``after``; raises :class:`SessionTaken` otherwise."""
+    session_id = frames[0].session_id
+    subject = names.frames_subject(session_id)
+    for batch in batches(frames, CLOSING_MAX_BYTES):
+        after = await append(js, subject, session_id, batch, after, CLOSING_GIVE_UP)
 
 
 async def close_orphan(
@@ -162,11 +159,14 @@ async def close_orphan(
     except KeyWrongLastSequenceError:
         return False  # a live lease, or another party closing it
     try:
-        state = await read_state(js, names, session_id)
-        if state.closed:
-            return False
-        frames = closing_frames(session_id, state, code=code, message=message)
-        await publish_frames(js, names, frames)
+        while True:  # its worker, cut off, may still append until the closing frames land
+            state = await read_state(js, names, session_id)
+            if state.closed:
+                return False
+            frames = closing_frames(session_id, state, code=code, message=message)
+            with contextlib.suppress(SessionTaken):
+                await publish_frames(js, names, frames, after=state.stream_seq)
+                break
         with contextlib.suppress(Exception):
             await js.delete_consumer(names.control_stream, names.control_consumer(session_id))
         with contextlib.suppress(Exception):
@@ -194,7 +194,8 @@ async def close_if_orphaned(
         last = await js.get_last_msg(names.frames_stream, names.frames_subject(session_id))
     except NotFoundError:
         return False  # not started yet: its request waits in the queue
-    if json.loads(last.data or b"{}").get("type") == "session.closed":
+    lines = frame_lines(last.data or b"")
+    if lines and json.loads(lines[-1]).get("type") == "session.closed":
         return False
     return await close_orphan(
         js, kv, names, session_id, revision, closer=closer, code=WORKER_LOST, message=LOST

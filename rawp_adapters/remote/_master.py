@@ -12,9 +12,6 @@ from typing import Self
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
-from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.kv import KeyValue
 
 from rawp_adapters._adapter import AgentMetadata
@@ -25,12 +22,13 @@ from rawp_adapters._frames import ClientFrame, ControlFrame, SessionClosedFrame,
 from rawp_adapters._logging import get_logger
 from rawp_adapters._session import SessionOptions
 from rawp_adapters._telemetry import trace_headers
+from rawp_adapters.remote._batches import frame_lines
 from rawp_adapters.remote._closer import close_if_orphaned
+from rawp_adapters.remote._follow import Follower
 from rawp_adapters.remote._leases import LeaseWatch
 from rawp_adapters.remote._link import CONNECT_TIMEOUT, Credentials, Link, open_link, redact
 from rawp_adapters.remote._names import DEFAULT_PREFIX, MSG_ID, Names, check_session_id
 from rawp_adapters.remote._requests import StartRequest, options_dict
-from rawp_adapters.remote._resume import start_after
 from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams
 
 _log = get_logger("rawp_adapters.remote.master")
@@ -51,14 +49,13 @@ class RemoteSession:
         """The ``seq`` of the last frame received (frames up to it are not delivered)."""
         self._remote = remote
         self._link = remote._link
-        self._subject = remote.names.frames_subject(session_id)
         self._control_subject = remote.names.control_subject(session_id)
         self._log = _log.bind(session_id=session_id)
         send, receive = anyio.create_memory_object_stream[ClientFrame](math.inf)
         self._send: MemoryObjectSendStream[ClientFrame] = send
         self._receive: MemoryObjectReceiveStream[ClientFrame] = receive
         self._closed = anyio.Event()
-        self._sub: Subscription | None = None
+        self._following = False
 
     @property
     def closed(self) -> bool:
@@ -66,46 +63,34 @@ class RemoteSession:
         return self._closed.is_set()
 
     async def _subscribe(self) -> None:
-        self._sub = await self._link.call(self._subscribe_here)
-
-    async def _subscribe_here(self) -> Subscription:
-        js, stream = self._link.js, self._remote.names.frames_stream
-        start = await start_after(js, stream, self._subject, self.last_seq)
-        config = None
-        if start is not None:
-            config = ConsumerConfig(
-                deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start
-            )
-        return await js.subscribe(
-            self._subject,
-            stream=stream,
-            cb=self._on_message,
-            ordered_consumer=True,
-            config=config,
-            deliver_policy=DeliverPolicy.ALL if config is None else None,
-            idle_heartbeat=1.0,
+        self._following = True
+        await self._link.call(
+            self._remote._follower.follow, self.session_id, self.last_seq, self._on_data
         )
 
-    async def _on_message(self, msg: Msg) -> None:
-        data = msg.data
+    def _on_data(self, data: bytes) -> None:
         self._link.to_host(lambda: self._deliver(data))
 
     def _deliver(self, data: bytes) -> None:
-        try:
-            frame = decode_frame(data)
-        except FrameError as exc:
-            self._log.error("undecodable frame skipped", error=str(exc))
-            return
-        if isinstance(frame, UnknownFrame) or frame.seq <= self.last_seq or self.closed:
-            return
-        if frame.type.startswith("control."):
-            return
-        self.last_seq = frame.seq
-        with contextlib.suppress(anyio.ClosedResourceError):
-            self._send.send_nowait(frame)  # type: ignore[arg-type]
-        if isinstance(frame, SessionClosedFrame):
-            self._closed.set()
-            self._send.close()
+        """One message of frames (``specs/remote.md``, "Batches")."""
+        for line in frame_lines(data):
+            if self.closed:
+                return
+            try:
+                frame = decode_frame(line)
+            except FrameError as exc:
+                self._log.error("undecodable frame skipped", error=str(exc))
+                continue
+            if isinstance(frame, UnknownFrame) or frame.seq <= self.last_seq:
+                continue
+            if frame.type.startswith("control."):
+                continue
+            self.last_seq = frame.seq
+            with contextlib.suppress(anyio.ClosedResourceError):
+                self._send.send_nowait(frame)  # type: ignore[arg-type]
+            if isinstance(frame, SessionClosedFrame):
+                self._closed.set()
+                self._send.close()
 
     def __aiter__(self) -> AsyncIterator[ClientFrame]:
         return self._frames()
@@ -154,12 +139,15 @@ class RemoteSession:
 
     async def detach(self) -> None:
         """Stop receiving; the session goes on on its worker."""
-        sub, self._sub = self._sub, None
+        following, self._following = self._following, False
         self._remote._sessions.pop(self.session_id, None)
         self._send.close()
-        if sub is not None:
+        if following:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await self._link.call(sub.unsubscribe)
+                await self._link.call(self._unfollow)
+
+    async def _unfollow(self) -> None:
+        self._remote._follower.unfollow(self.session_id)
 
 
 class RemoteSessions:
@@ -171,6 +159,7 @@ class RemoteSessions:
         self.master_id = master_id
         self._sessions: dict[str, RemoteSession] = {}
         self._kv = kv
+        self._follower = Follower(link.js, names)
         self._watch = LeaseWatch(
             link, kv, names, closer=master_id, accept=lambda sid: sid in self._sessions
         )
@@ -199,6 +188,7 @@ class RemoteSessions:
         try:
             kv = await link.call(ensure_streams, link.js, names, lease_ttl, replicas)
             remote = cls(link, names, kv, master_id)
+            await link.call(remote._follower.start)
             await remote._watch.__aenter__()
         except BaseException:
             await link.aclose()
@@ -249,6 +239,8 @@ class RemoteSessions:
                 await session.detach()
             with contextlib.suppress(Exception):
                 await self._watch.__aexit__(None, None, None)
+            with contextlib.suppress(Exception):
+                await self._link.call(self._follower.stop)
             await self._link.aclose()
 
     async def __aenter__(self) -> Self:

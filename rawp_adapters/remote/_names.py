@@ -13,7 +13,16 @@ from typing import Final
 
 DEFAULT_PREFIX: Final = "rawp"
 MSG_ID: Final = "Nats-Msg-Id"
-"""JetStream's de-duplication header: ``<session_id>:<seq>`` on every frame."""
+"""JetStream's de-duplication header: ``<session_id>:<first>-<last>`` on a message of
+frames (the ``seq`` range it carries)."""
+FIRST_SEQ: Final = "Rawp-First-Seq"
+"""The ``seq`` of the first frame in a message of frames."""
+LAST_SEQ: Final = "Rawp-Last-Seq"
+"""The ``seq`` of the last frame in a message of frames."""
+EXPECTED_LAST: Final = "Nats-Expected-Last-Subject-Sequence"
+"""JetStream's condition on a publish: the stream sequence of the subject's last message
+(``0``: none). Every message of frames names the one before it, so a writer that lost
+the session (another party wrote there) is refused by the server."""
 WORKER_LOST: Final = "WORKER_LOST"
 """``agent.error`` code of the closing frames written for a session whose worker died."""
 START_REFUSED: Final = "START_REFUSED"

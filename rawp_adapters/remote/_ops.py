@@ -12,21 +12,25 @@ from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, PubAck
-from nats.js.errors import KeyWrongLastSequenceError
+from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.errors import APIError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from rawp_adapters._codec import encode_frames
+from rawp_adapters._logging import get_logger
 from rawp_adapters.frames import ClientFrame
-from rawp_adapters.remote._names import MSG_ID, Names
+from rawp_adapters.remote._batches import Batch, batches
+from rawp_adapters.remote._names import EXPECTED_LAST, Names
 
 PullSubscription = JetStreamContext.PullSubscription
+_log = get_logger("rawp_adapters.remote.ops")
 
 TAKE_WAIT: Final = 2.0
 """Seconds one fetch of the start queue waits for a request."""
 ACK_WAIT: Final = 5.0
 """Seconds a publish waits for the server's acknowledgement before it is tried again."""
 RETRY_WAIT: Final = 0.25
+WRONG_LAST_SEQUENCE: Final = 10071
+"""JetStream's error code for a publish whose expected last sequence does not hold."""
 CONTROL_INACTIVE: Final = 3600.0
 """Seconds after which the server removes a control consumer nobody reads (its worker
 died and nobody closed the session)."""
@@ -130,43 +134,60 @@ async def ack_all(messages: Sequence[Msg]) -> None:
 
 
 class SessionTaken(Exception):
-    """A frame published for the first time was a duplicate: another party (the closer
-    of an expired lease) has written that ``seq``, so this worker must stop."""
+    """The server refused a message of frames because the session's subject has a
+    message its writer did not publish: another party (the closer of an expired lease)
+    has written there, so this writer must stop."""
+
+
+async def append(
+    js: JetStreamContext,
+    subject: str,
+    session_id: str,
+    batch: Batch,
+    after: int,
+    give_up_after: float,
+) -> int:
+    """Publish one message of frames on condition that the subject's last message is
+    stream sequence ``after`` (``0``: none), and return its own sequence. A try without
+    an acknowledgement is made again (the server drops it as a duplicate if it had it,
+    and acknowledges it with its sequence) for ``give_up_after`` seconds; a refusal
+    other than :class:`SessionTaken` (stream full, limits) is too, logged with its
+    reason, since the frames are kept until it passes."""
+    headers = {**batch.headers(session_id), EXPECTED_LAST: str(after)}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + give_up_after
+    while True:
+        try:
+            ack = await js.publish(subject, batch.data, timeout=ACK_WAIT, headers=headers)
+            return int(ack.seq)
+        except APIError as exc:
+            if exc.err_code == WRONG_LAST_SEQUENCE:
+                raise SessionTaken(subject) from exc
+            _log.error("frames refused by the server", subject=subject, error=str(exc))
+            if loop.time() > deadline:
+                raise
+        except (TimeoutError, NatsError):
+            if loop.time() > deadline:
+                raise
+        await asyncio.sleep(RETRY_WAIT)
 
 
 class Publisher:
-    """Publishes one session's frames in ``seq`` order, each with ``<session>:<seq>`` as
-    its de-duplication id, a batch at a time; a batch not acknowledged in full is
-    published again (what the server had is dropped as a duplicate). Raises
-    :class:`SessionTaken` when a batch's first try meets a duplicate."""
+    """Publishes one session's frames in ``seq`` order, as many to a message as fit
+    (``specs/remote.md``, "Batches"), each message on condition that the one before it
+    is the subject's last: one message in flight per session, the frames that come
+    meanwhile making the next one. Raises :class:`SessionTaken` when another party has
+    written to the session."""
 
-    def __init__(self, js: JetStreamContext, names: Names, session_id: str) -> None:
+    def __init__(self, js: JetStreamContext, names: Names, session_id: str, max_bytes: int) -> None:
         self._js = js
+        self._session_id = session_id
         self._subject = names.frames_subject(session_id)
+        self._max_bytes = max_bytes
+        self._after = 0
 
     async def publish(self, frames: Sequence[ClientFrame], give_up_after: float) -> None:
-        batch = [
-            (encode_frames((frame,)), {MSG_ID: f"{frame.session_id}:{frame.seq}"})
-            for frame in frames
-        ]
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + give_up_after
-        first_try = True
-        while True:
-            pending: list[asyncio.Future[PubAck]] = []
-            try:
-                for data, headers in batch:
-                    pending.append(
-                        await self._js.publish_async(self._subject, data, headers=headers)
-                    )
-                acks = await asyncio.wait_for(asyncio.gather(*pending), ACK_WAIT)
-                if first_try and any(ack.duplicate for ack in acks):
-                    raise SessionTaken(self._subject)
-                return
-            except (TimeoutError, NatsError):
-                for future in pending:
-                    future.cancel()
-                if loop.time() > deadline:
-                    raise
-                first_try = False
-                await asyncio.sleep(RETRY_WAIT)
+        for batch in batches(frames, self._max_bytes):
+            self._after = await append(
+                self._js, self._subject, self._session_id, batch, self._after, give_up_after
+            )

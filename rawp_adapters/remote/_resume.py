@@ -1,49 +1,87 @@
-"""Where a re-attached Master's reading starts: the stream sequence of the session's
-first frame past the ``seq`` it had, found by bisection over the frames stream (a few
-requests, however long the stream), so that a resume does not replay the session from
-its first frame. Runs in nats-py's loop."""
+"""Reading a session's stored messages of frames: where a re-attached Master's reading
+starts (the stream sequence of the message holding the first frame past the ``seq`` it
+had, found by bisection over the frames stream: a few requests, however long the
+stream), and a replay of them from there to the last one stored. Runs in nats-py's
+loop."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Final
+
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import RawStreamMsg
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
-from rawp_adapters.remote._names import MSG_ID
+from rawp_adapters.remote._batches import seq_range
+
+_REPLAY_BATCH: Final = 256
+_REPLAY_WAIT: Final = 1.0
+_REPLAY_INACTIVE: Final = 30.0
 
 
 async def start_after(js: JetStreamContext, stream: str, subject: str, seq: int) -> int | None:
-    """The stream sequence to read ``subject`` from so that its first frame is the one
-    after ``seq`` (one past its last frame when that one has been seen); ``None`` when
-    nothing can be skipped or a frame does not say its ``seq`` (then read it all)."""
+    """The stream sequence to read ``subject`` from so that its first message holds the
+    frame after ``seq`` (one past its last message when that holds ``seq``); ``None``
+    when nothing can be skipped or a message does not say its ``seq`` range (then read
+    it all). Frames up to ``seq`` in that first message are the reader's to skip."""
     if seq <= 0:
         return None
     try:
         last = await js.get_last_msg(stream, subject)
     except NotFoundError:
         return None
-    last_seq = _frame_seq(last)
-    if last_seq is None or last.seq is None:
+    last_range = seq_range(last.headers)
+    if last_range is None or last.seq is None:
         return None
-    if last_seq <= seq:
+    if last_range[1] <= seq:
         return last.seq + 1
-    # The smallest stream sequence whose next frame on the subject is past `seq`: frames
-    # are published in `seq` order, so that test only turns from false to true once.
+    # The smallest stream sequence whose next message on the subject ends past `seq`:
+    # messages are stored in `seq` order, so that test only turns from false to true once.
     low, high = 1, last.seq
     while low < high:
         middle = (low + high) // 2
-        frame = await js.get_msg(stream, seq=middle, subject=subject, next=True)
-        frame_seq = _frame_seq(frame)
-        if frame_seq is None or frame.seq is None:
+        message = await js.get_msg(stream, seq=middle, subject=subject, next=True)
+        found = seq_range(message.headers)
+        if found is None or message.seq is None:
             return None
-        if frame_seq > seq:
+        if found[1] > seq:
             high = middle
         else:
-            low = frame.seq + 1  # nothing of the subject lies between middle and it
+            low = message.seq + 1  # nothing of the subject lies between middle and it
     return low
 
 
-def _frame_seq(message: RawStreamMsg) -> int | None:
-    """The ``seq`` in a frame's de-duplication id (``<session_id>:<seq>``)."""
-    _, _, seq = str((message.headers or {}).get(MSG_ID, "")).rpartition(":")
-    return int(seq) if seq.isdigit() else None
+async def replay(
+    js: JetStreamContext, stream: str, subject: str, start: int | None
+) -> AsyncIterator[Msg]:
+    """The subject's messages from stream sequence ``start`` (``None``: the first) to
+    the last one stored when the replay began."""
+    sub = await js.pull_subscribe(
+        subject,
+        stream=stream,
+        config=ConsumerConfig(
+            ack_policy=AckPolicy.NONE,
+            inactive_threshold=_REPLAY_INACTIVE,
+            deliver_policy=DeliverPolicy.ALL if start is None else DeliverPolicy.BY_START_SEQUENCE,
+            opt_start_seq=start,
+        ),
+    )
+    try:
+        while True:
+            try:
+                messages = await sub.fetch(_REPLAY_BATCH, timeout=_REPLAY_WAIT)
+            except NatsTimeout:
+                return
+            for message in messages:
+                yield message
+            if messages[-1].metadata.num_pending == 0:
+                return
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+        with contextlib.suppress(Exception):  # else it lingers until inactive
+            await js.delete_consumer(stream, sub._consumer)

@@ -1,7 +1,8 @@
 """The worker: takes session-start requests from the work queue while it has room, runs
-each session with the ordinary runtime, publishes its frames (``seq`` as the
-de-duplication id), feeds it the control frames of its durable consumer, renews its
-lease, and closes what other workers left behind."""
+each session with the ordinary runtime, publishes its frames (several to a message,
+each on condition that the one before it is the session's last), feeds it the control
+frames of its durable consumer, renews its lease, and closes what other workers left
+behind."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import uuid
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -26,6 +28,7 @@ from rawp_adapters._session import Session, open_session
 from rawp_adapters._telemetry import attach, context_from
 from rawp_adapters.processes import HostEnvironment, host_environment
 from rawp_adapters.remote import _ops
+from rawp_adapters.remote._batches import HEADROOM
 from rawp_adapters.remote._closer import StreamState, closing_frames, publish_frames
 from rawp_adapters.remote._leases import LeaseWatch
 from rawp_adapters.remote._link import Credentials, Link, open_link, redact
@@ -201,7 +204,7 @@ class Worker:
         except (RawpError, ValueError, TypeError, OSError) as exc:
             self._log.warning("session refused", session_id=sid, error=str(exc))
             frames = closing_frames(sid, StreamState(), code=START_REFUSED, message=str(exc))
-            await link.call(publish_frames, link.js, self.names, frames)
+            await link.call(partial(publish_frames, after=0), link.js, self.names, frames)
             return True
         control = await link.call(_ops.control_subscription, link.js, self.names, sid)
         self._log.info("session starting", session_id=sid, adapter_type=metadata.adapter_type)
@@ -243,7 +246,9 @@ class Worker:
         return path
 
     async def _publish(self, link: Link, session: Session) -> None:
-        publisher = _ops.Publisher(link.js, self.names, session.session_id)
+        assert link.nc is not None
+        max_bytes = link.nc.max_payload - HEADROOM
+        publisher = _ops.Publisher(link.js, self.names, session.session_id, max_bytes)
         while True:
             try:
                 frames = await session.receive_all()

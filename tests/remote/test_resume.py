@@ -1,5 +1,6 @@
-"""Where a re-attached Master starts reading: the server sends the frames after the
-Master's last ``seq``, not the session from its first frame."""
+"""Where a re-attached Master starts reading: the server sends the message holding the
+frame after the Master's last ``seq`` and those after it, not the session from its
+first frame."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from nats import connect
 from nats.js import JetStreamContext
 
 from rawp_adapters.remote import Names
+from rawp_adapters.remote._batches import Batch, seq_range
 from rawp_adapters.remote._resume import start_after
 from rawp_adapters.remote._store import ensure_streams
 from tests.remote.cluster import NatsServer
@@ -17,6 +19,7 @@ from tests.remote.cluster import NatsServer
 pytestmark = pytest.mark.anyio
 
 FRAMES = 300
+BATCH = 3
 
 
 @pytest.fixture
@@ -37,33 +40,33 @@ async def streams(nats: NatsServer, prefix: str) -> AsyncIterator[tuple[JetStrea
         await client.close()
 
 
-async def test_reading_resumes_at_the_frame_after_the_last_seq_seen_among_other_sessions(
+async def test_reading_resumes_at_the_message_holding_the_frame_after_the_last_seq_seen(
     streams: tuple[JetStreamContext, Names],
 ) -> None:
     js, names = streams
     stream, subject = names.frames_stream, names.frames_subject("mine")
-    for seq in range(1, FRAMES + 1):
+    for first in range(1, FRAMES + 1, BATCH):
+        last = first + BATCH - 1
         for session in ("mine", "other", "third"):
-            await js.publish(
-                names.frames_subject(session), b"{}", headers={"Nats-Msg-Id": f"{session}:{seq}"}
-            )
-    for seen in (1, 2, 57, 150, FRAMES - 1):
+            headers = Batch(first, last, b"{}\n").headers(session)
+            await js.publish(names.frames_subject(session), b"{}\n", headers=headers)
+    for seen in (1, 2, 3, 57, 150, FRAMES - 1):
         start = await start_after(js, stream, subject, seen)
         assert start is not None
-        first = await js.get_msg(stream, seq=start, subject=subject, next=True)
-        assert (first.headers or {})["Nats-Msg-Id"] == f"mine:{seen + 1}"
+        message = await js.get_msg(stream, seq=start, subject=subject, next=True)
+        assert seq_range(message.headers) == (seen - seen % BATCH + 1, seen - seen % BATCH + 3)
     assert await start_after(js, stream, subject, 0) is None, "nothing to skip"
-    last = await js.get_last_msg(stream, subject)
-    assert last.seq is not None
-    assert await start_after(js, stream, subject, FRAMES) == last.seq + 1
+    last_message = await js.get_last_msg(stream, subject)
+    assert last_message.seq is not None
+    assert await start_after(js, stream, subject, FRAMES) == last_message.seq + 1
     assert await start_after(js, stream, names.frames_subject("none"), 5) is None
 
 
-async def test_a_frame_that_does_not_say_its_seq_makes_the_reader_read_everything(
+async def test_a_message_that_does_not_say_its_seq_range_makes_the_reader_read_everything(
     streams: tuple[JetStreamContext, Names],
 ) -> None:
     js, names = streams
     subject = names.frames_subject("mine")
-    await js.publish(subject, b"{}", headers={"Nats-Msg-Id": "mine:1"})
-    await js.publish(subject, b"{}")  # published by hand, without its id
+    await js.publish(subject, b"{}", headers=Batch(1, 1, b"{}").headers("mine"))
+    await js.publish(subject, b"{}")  # published by hand, without its range
     assert await start_after(js, names.frames_stream, subject, 1) is None
