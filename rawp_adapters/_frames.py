@@ -643,7 +643,9 @@ class SessionEnd(Payload):
 
 
 class DelegationLink(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, json_schema_extra={"x-source": "1.0.0"})
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, json_schema_extra={"x-source": "1.0.0"}
+    )
 
     agent_id: Annotated[str, _doc("1.0.0", "The parent agent.")]
     invocation_id: Annotated[str, _doc("1.0.0", "The delegating tool call.")]
