@@ -4,16 +4,17 @@ summary), and a steer or follow-up into a running turn (``send`` in ``immediate`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rawp_adapters.frames import (
-    InteractionRequest,
+    InteractionRequestFrame,
     SessionCompactedFrame,
 )
-from rawp_adapters.testing import SessionDriver
+from rawp_adapters.testing import TurnRecord, never_answer
 from tests.copilot.sessions import WRITE_PROMPT, copilot_session
 from tests.support.llm_openai import (
     DEFAULT_TEXT,
@@ -45,40 +46,36 @@ async def test_a_compaction_replaces_the_conversation_by_the_models_summary(
     assert after.stop_reason == "end_turn"
 
 
-async def steered_while_asked(
-    d: SessionDriver[Any], steer: Any
-) -> tuple[Any, list[InteractionRequest]]:
-    """A write whose question is answered only once ``steer`` was sent in its turn."""
-    start = await d.start_prompt(WRITE_PROMPT)
-    question = await d.wait_for("agent.interaction.request")
-    await d.send(steer)
-    await d.send(d.control.allow(question.payload.interaction_id))
-    return await d.wait_turn(start.payload.turn_id), [question.payload]
+async def steered(
+    llm: ScriptedOpenAI, cli: Path, workspace: Path, message: Callable[[Any], Any]
+) -> TurnRecord:
+    """A write's turn, its question answered only once ``message(control)`` was sent into
+    it; the turn ends once, with the model's answer to that message."""
+    async with copilot_session(llm, cli, workspace, policy=never_answer) as d:
+        start = await d.start_prompt(WRITE_PROMPT)
+        question = await d.wait_for(InteractionRequestFrame)
+        await d.send(message(d.control))
+        await d.send(d.control.allow(question.payload.interaction_id))
+        turn = await d.wait_turn(start.payload.turn_id)
+    assert turn.stop_reason == "end_turn"
+    assert turn.text.endswith(DEFAULT_TEXT)
+    return turn
 
 
 async def test_a_steer_reaches_the_model_with_the_tools_result_in_the_same_turn(
     llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
 ) -> None:
-    async with copilot_session(llm, copilot_cli, tmp_path, policy=lambda _: None) as d:
-        turn, _ = await steered_while_asked(d, d.control.steer(STEERED))
-    assert turn.stop_reason == "end_turn"
-    assert len(turn.of_type("session.turn.end")) == 1
-    steered = llm.requests[1]
-    assert trailing_tool_results(steered) == [], "the steer came after the tool's result"
-    assert STEERED in last_user_text(steered)
-    assert turn.text.endswith(DEFAULT_TEXT)
-    assert len(llm.requests) == 2
+    await steered(llm, copilot_cli, tmp_path, lambda control: control.steer(STEERED))
+    [_, with_the_result] = llm.requests
+    assert [m["role"] for m in with_the_result["messages"]][-2:] == ["tool", "user"]
+    assert STEERED in last_user_text(with_the_result)
 
 
 async def test_a_follow_up_reaches_the_model_once_it_is_done_in_the_same_turn(
     llm: ScriptedOpenAI, copilot_cli: Path, tmp_path: Path
 ) -> None:
-    async with copilot_session(llm, copilot_cli, tmp_path, policy=lambda _: None) as d:
-        turn, _ = await steered_while_asked(d, d.control.follow_up(STEERED))
-    assert turn.stop_reason == "end_turn"
-    done_with_the_tool, followed = llm.requests[1], llm.requests[2]
-    assert trailing_tool_results(done_with_the_tool) != []
+    turn = await steered(llm, copilot_cli, tmp_path, lambda control: control.follow_up(STEERED))
+    [_, the_result, followed] = llm.requests
+    assert trailing_tool_results(the_result) != []
     assert STEERED in last_user_text(followed)
-    assert f"{TOOL_SAID}" in turn.text
-    assert turn.text.endswith(DEFAULT_TEXT)
-    assert len(llm.requests) == 3
+    assert TOOL_SAID in turn.text, "the model answered the result before the follow-up"
