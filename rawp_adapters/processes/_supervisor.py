@@ -151,7 +151,8 @@ class _HostSupervisor:
         return process.popen.pid
 
     def _start_locked(self) -> _Supervisor:
-        argv = [sys.executable, "-I", "-c", SUPERVISOR_PROGRAM]
+        psutil_dir = os.path.dirname(os.path.dirname(psutil.__file__))
+        argv = [sys.executable, "-I", "-S", "-c", SUPERVISOR_PROGRAM, psutil_dir]
         popen = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -174,7 +175,7 @@ class _HostSupervisor:
                 stderr = popen.stderr.read(4096) if popen.returncode is not None else b""
                 detail = stderr.decode(errors="replace").strip() or "no answer"
                 raise GuardError(
-                    f"the parent-death guard ({sys.executable} -I) did not start: {detail}"
+                    f"the parent-death guard ({sys.executable} -I -S) did not start: {detail}"
                 )
         return _Supervisor(popen)
 

@@ -1,6 +1,8 @@
-"""The host's supervisor, run with ``python -I -c``: only the standard library and psutil
-(installed beside the interpreter with this package). One per host process, whatever
-its number of sessions.
+"""The host's supervisor, run with ``python -I -S -c PROGRAM PSUTIL_DIR``: only the
+standard library and psutil (found in ``PSUTIL_DIR``, where the host imported it from:
+without ``site`` the interpreter starts sooner). One per host process, whatever its
+number of sessions. It says "armed" before it imports what it needs only to read its
+pipe: a session's start waits for that word.
 
 It reads JSON lines on stdin, a pipe only the host holds: ``["watch", key, pid, started,
 since, cgroup, marker]`` and ``["release", key]``. End of file means the host is gone
@@ -16,14 +18,16 @@ may start another while they die). Last, the cgroups are waited for and removed.
 """
 
 SUPERVISOR_PROGRAM = r"""
-import importlib.util, json, os, signal, sys, time
+import importlib.util, os, signal, sys
+sys.path.append(sys.argv[1])
 if importlib.util.find_spec("psutil") is None:
-    sys.exit("psutil cannot be imported by " + sys.executable + " -I")
+    sys.exit("psutil cannot be imported from " + sys.argv[1] + " by " + sys.executable)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
 sys.stdout.write("armed\n")
 sys.stdout.close()
 os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the host stops reading stderr now
+import json, time
 psutil = None
 watched = {}
 
