@@ -33,6 +33,9 @@ from rawp_adapters.inspect._sources import Live, Replay, open_recording
 BATCH = 5000
 """Most records in one server-sent event."""
 
+STOP_CHECK_S = 0.5
+"""How often a page's stream, waiting for frames, looks whether the server is stopping."""
+
 STATIC = {
     "inspector.js": "text/javascript; charset=utf-8",
     "inspector.css": "text/css; charset=utf-8",
@@ -47,6 +50,8 @@ class Inspector:
     lives: dict[str, Live] = field(default_factory=dict)
     replays: dict[str, Replay] = field(default_factory=dict)
     task_group: TaskGroup | None = None
+    stopping: bool = False
+    """Set when the server is asked to stop (from a signal handler: a plain flag)."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def new_feed(self, kind: str, title: str, *, checked: bool = True) -> Feed:
@@ -184,7 +189,7 @@ def create_app(token: str, *, recordings: Sequence[tuple[str, str]] = ()) -> Sta
         except ValueError:
             return _problem("from must be a whole number")
         return StreamingResponse(
-            _stream(feed, first),
+            _stream(inspector, feed, first),
             media_type="text/event-stream",
             headers={"x-accel-buffering": "no"},
         )
@@ -219,10 +224,11 @@ def create_app(token: str, *, recordings: Sequence[tuple[str, str]] = ()) -> Sta
         lifespan=lifespan,
     )
     app.add_middleware(TokenGuard, token=token)
+    app.state.inspector = inspector
     return app
 
 
-async def _stream(feed: Feed, first: int) -> AsyncIterator[str]:
+async def _stream(inspector: Inspector, feed: Feed, first: int) -> AsyncIterator[str]:
     """The feed from record ``first`` on, in batches. An event's first data line is
     JSON: the batch's first record number ``n0``, who sent each record (``dirs``: ``a``
     agent, ``m`` Master), when each came (``times``), every mark from index ``m0`` on,
@@ -252,7 +258,10 @@ async def _stream(feed: Feed, first: int) -> AsyncIterator[str]:
             if sent < len(feed.records):
                 continue
         if not ended_sent:
-            await feed.wait_for_change()
+            with anyio.move_on_after(STOP_CHECK_S):
+                await feed.wait_for_change()
+            if inspector.stopping:
+                return
 
 
 def _one_line(raw: str) -> str:

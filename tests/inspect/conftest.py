@@ -25,6 +25,7 @@ class Server:
     base: str
     token: str
     workspace: Path
+    process: subprocess.Popen[bytes]
 
 
 @contextmanager
@@ -45,7 +46,7 @@ def inspector(workspace: Path, *args: str) -> Iterator[Server]:
             url = line.split()[-1]
             parts = urlsplit(url)
             token = parse_qs(parts.query)["token"][0]
-            yield Server(url, f"{parts.scheme}://{parts.netloc}", token, workspace)
+            yield Server(url, f"{parts.scheme}://{parts.netloc}", token, workspace, process)
         finally:
             process.terminate()
             try:

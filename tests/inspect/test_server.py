@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import signal
 import subprocess
 import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.inspect.conftest import Server
+from tests.inspect.conftest import Server, inspector
 
 GUARDED = ["/", "/static/inspector.js", "/api/adapters", "/api/feeds", "/api/feeds/f1/events"]
 
@@ -112,3 +115,24 @@ def test_a_control_request_that_names_no_control_frame_is_refused_with_the_known
     status, _, answer = fetch(server, control, token=server.token, body={"op": "end"})
     assert status == 200
     assert json.loads(answer) == {"type": "control.session.end", "seq": 1}
+
+
+def test_the_server_stops_on_sigterm_while_a_page_reads_a_live_session(tmp_path: Path) -> None:
+    with inspector(tmp_path) as server:
+        body = {"adapter_type": "sdk", "workspace": str(tmp_path)}
+        status, _, started = fetch(server, "/api/sessions", token=server.token, body=body)
+        assert status == 200
+        feed_id = json.loads(started)["feed_id"]
+        host, port = server.base.removeprefix("http://").rsplit(":", 1)
+        reader = http.client.HTTPConnection(host, int(port), timeout=30)
+        reader.request("GET", f"/api/feeds/{feed_id}/events?token={server.token}")
+        events = reader.getresponse()
+        assert events.status == 200
+        assert events.readline().startswith(b"id: ")
+        server.process.send_signal(signal.SIGTERM)
+        # uvicorn raises the signal again once it has shut down, as is the convention.
+        assert server.process.wait(timeout=20) == -signal.SIGTERM
+        reader.close()
+    stderr = (tmp_path / "inspector.stderr").read_text()
+    assert "Traceback" not in stderr
+    assert "graceful shutdown exceeded" not in stderr
