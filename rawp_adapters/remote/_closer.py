@@ -59,7 +59,8 @@ class StreamState:
         """One message of frames (``specs/remote.md``, "Batches")."""
         self.stream_seq = stream_seq
         for line in frame_lines(data):
-            self.feed(line)
+            with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+                self.feed(line)  # a line that is no frame (anyone's garbage) changes nothing
 
     def feed(self, data: bytes) -> None:
         frame = json.loads(data)
@@ -194,8 +195,9 @@ async def close_if_orphaned(
         last = await js.get_last_msg(names.frames_stream, names.frames_subject(session_id))
     except NotFoundError:
         return False  # not started yet: its request waits in the queue
-    lines = frame_lines(last.data or b"")
-    if lines and json.loads(lines[-1]).get("type") == "session.closed":
+    state = StreamState()
+    state.feed_message(last.data or b"", last.seq or 0)
+    if state.closed:
         return False
     return await close_orphan(
         js, kv, names, session_id, revision, closer=closer, code=WORKER_LOST, message=LOST

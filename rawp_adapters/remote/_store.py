@@ -10,6 +10,7 @@ from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
     ConsumerConfig,
+    DiscardPolicy,
     KeyValueConfig,
     RetentionPolicy,
     StorageType,
@@ -29,6 +30,9 @@ START_ACK_WAIT: Final = 30.0
 """Seconds a start request taken by a worker that died waits before another gets it."""
 FRAMES_MAX_AGE: Final = 7 * 24 * 3600.0
 """Seconds a session's frames stay replayable."""
+CONTROL_BACKLOG: Final = 10_000
+"""Control frames of one session the server keeps unread; past them a Master's publish
+is refused (``maximum messages per subject exceeded``) and what was kept stays."""
 MAX_CONSUMERS: Final = 1_000_000
 """Consumers on the frames and control streams: one per session and reader (nats-server
 2.15 limits a stream to 1,000 unless it names its own limit)."""
@@ -74,6 +78,9 @@ async def ensure_streams(
             duplicate_window=DUPLICATE_WINDOW,
             max_age=FRAMES_MAX_AGE,
             max_consumers=MAX_CONSUMERS,
+            max_msgs_per_subject=CONTROL_BACKLOG,
+            discard=DiscardPolicy.NEW,
+            discard_new_per_subject=True,
         ),
     )
     with contextlib.suppress(Exception):  # another worker made it first
