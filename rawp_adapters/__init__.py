@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     )
     from rawp_adapters._frames import DPS_VERSION, ClientFrame, ControlFrame, Frame
     from rawp_adapters._framing import LineFramer, OversizedLine
+    from rawp_adapters._mcp import McpServer, McpServers, mcp_server_refused
     from rawp_adapters._registry import InstalledAdapter, create_adapter, installed_adapters
     from rawp_adapters._session import Session, SessionOptions, open_session
 
@@ -83,6 +84,8 @@ __all__ = [
     "InteractionOutcome",
     "InvalidSettingsError",
     "LineFramer",
+    "McpServer",
+    "McpServers",
     "ModelState",
     "OperationRejected",
     "OversizedLine",
@@ -102,6 +105,7 @@ __all__ = [
     "decode_frame",
     "encode_frame",
     "installed_adapters",
+    "mcp_server_refused",
     "open_session",
 ]
 
@@ -126,6 +130,7 @@ if not TYPE_CHECKING:  # checkers read the imports above
                 "TurnResult",
             ),
             "rawp_adapters._codec": ("decode_frame", "encode_frame"),
+            "rawp_adapters._mcp": ("McpServer", "McpServers", "mcp_server_refused"),
             "rawp_adapters._control": ("ControlFrames",),
             "rawp_adapters._errors": (
                 "AdapterLoadError",

@@ -156,6 +156,14 @@ class Features(Payload):
     plan_seeding: Annotated[bool, _doc("ours", "`control.plan.set` seeds the agent's plan.")] = (
         False
     )
+    mcp_servers: Annotated[
+        list[str],
+        _doc(
+            "ours",
+            "The MCP servers of the session's settings (`mcp_servers`) the agent was given, "
+            "by name; each one left out is named in an `agent.error` warning.",
+        ),
+    ] = []
     process_containment: Annotated[
         Containment | None,
         _doc(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version as installed_version
 from pathlib import Path
@@ -47,6 +47,7 @@ from rawp_core_openai_agents._stream import TurnTranslator, field_of, parse_argu
 if TYPE_CHECKING:
     from agents import Agent, FunctionTool, RunConfig, RunResultStreaming, RunState
     from agents.items import ToolApprovalItem
+    from agents.mcp import MCPServerManager
     from openai import AsyncOpenAI
 
 SDK = "openai-agents"
@@ -115,6 +116,8 @@ class OpenAIAgentsCore:
         self._edited: dict[str, dict[str, Any]] = {}
         self._cancelled = False
         self._running: RunResultStreaming | None = None
+        self._mcp: MCPServerManager | None = None
+        self._mcp_refused: dict[str, str] = {}
 
     @property
     def name(self) -> str:
@@ -135,6 +138,10 @@ class OpenAIAgentsCore:
             model_change=True,
             model_list=True,
         )
+
+    @property
+    def mcp_refused(self) -> Mapping[str, str]:
+        return self._mcp_refused
 
     @property
     def model_state(self) -> ModelState:
@@ -168,7 +175,12 @@ class OpenAIAgentsCore:
             failed=self._fail,
             edited=self._edited,
         )
-        self._island = AsyncioIsland(f"rawp-openai-agents-{env.session_id}")
+        self._island = island = AsyncioIsland(f"rawp-openai-agents-{env.session_id}")
+        if env.mcp_servers:
+            from rawp_core_openai_agents._mcp import connect
+
+            servers, workspace = env.mcp_servers, Path(env.workspace)
+            self._mcp, self._mcp_refused = await island.call(lambda: connect(servers, workspace))
 
     async def publish_tools(self, tools: Sequence[HostTool]) -> None:
         from rawp_core_openai_agents._tools import host_tools
@@ -194,14 +206,16 @@ class OpenAIAgentsCore:
 
     async def close(self) -> None:
         self._cancelled = True
-        island, client = self._island, self._client
-        self._island = self._client = None
+        island, client, mcp = self._island, self._client, self._mcp
+        self._island = self._client = self._mcp = None
         if island is None:
             return
         with anyio.CancelScope(shield=True):
             island.call_soon(self._cancel_running)
             if client is not None:
                 await island.call(client.close)
+            if mcp is not None:
+                await island.call(mcp.cleanup_all)
             await island.stop()
 
     # ------------------------------------------------------------ a prompt
@@ -308,6 +322,7 @@ class OpenAIAgentsCore:
             instructions=self.instructions,
             model=OpenAIChatCompletionsModel(model=self.model, openai_client=self._client),
             tools=[*own, *self._host_tools],
+            mcp_servers=self._mcp.active_servers if self._mcp is not None else [],
         )
 
     def _run_config(self) -> RunConfig:

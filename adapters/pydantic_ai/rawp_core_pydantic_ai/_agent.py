@@ -20,6 +20,7 @@ from pydantic_ai.messages import AgentStreamEvent, ModelMessage
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.run import AgentRunResultEvent
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.external import ExternalToolset
 from pydantic_ai.usage import RunUsage
 from rawp_adapter_sdk.events import CoreEvent
@@ -54,7 +55,12 @@ class ModelOptions:
 class SdkAgent:
     """The ``Agent`` of one session. Lives on the core's island."""
 
-    def __init__(self, options: ModelOptions, workspace: Path) -> None:
+    def __init__(
+        self,
+        options: ModelOptions,
+        workspace: Path,
+        mcp_toolsets: Sequence[AbstractToolset[None]] = (),
+    ) -> None:
         api_key = options.api_key or os.environ.get("OPENAI_API_KEY") or UNUSED_API_KEY
         self._client = AsyncOpenAI(
             base_url=options.base_url, api_key=api_key, max_retries=options.max_retries
@@ -64,7 +70,7 @@ class SdkAgent:
         self.agent: Agent[None, str | DeferredToolRequests] = Agent(
             output_type=[str, DeferredToolRequests],
             instructions=options.instructions,
-            toolsets=[builtin_toolset(workspace, options.tools)],
+            toolsets=[builtin_toolset(workspace, options.tools), *mcp_toolsets],
         )
 
     def model(self, name: str) -> OpenAIChatModel:

@@ -8,7 +8,7 @@ what to install.
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from rawp_adapters import ModelState, OperationRejected
 from rawp_adapters.frames import AgentErrorCode, HostTool, ModelInfo
 
 if TYPE_CHECKING:
+    from rawp_core_pydantic_ai._mcp import McpToolsets
     from rawp_core_pydantic_ai._turn import Conversation
 
 SDK_DISTRIBUTION = "pydantic-ai-slim"
@@ -67,6 +68,7 @@ class PydanticAiCore:
         self._island: AsyncioIsland | None = None
         self._conversation: Conversation | None = None
         self._host_tools: list[HostTool] = []
+        self._mcp: McpToolsets | None = None
 
     @property
     def name(self) -> str:
@@ -108,8 +110,15 @@ class PydanticAiCore:
         self._island = island = AsyncioIsland(SDK_THREAD)
         workspace = Path(env.workspace)
 
+        servers = env.mcp_servers
+
         async def build() -> SdkAgent:
-            return SdkAgent(options, workspace)
+            if not servers:
+                return SdkAgent(options, workspace)
+            from rawp_core_pydantic_ai._mcp import McpToolsets
+
+            self._mcp = await McpToolsets.connect(servers, workspace)
+            return SdkAgent(options, workspace, self._mcp.toolsets)
 
         try:
             sdk = await island.call(build)
@@ -124,6 +133,10 @@ class PydanticAiCore:
         self._host_tools = list(tools)
         if self._conversation is not None:
             self._conversation.host_tools = self._host_tools
+
+    @property
+    def mcp_refused(self) -> Mapping[str, str]:
+        return self._mcp.refused if self._mcp is not None else {}
 
     @property
     def model_state(self) -> ModelState:
@@ -162,12 +175,14 @@ class PydanticAiCore:
             self._island.cancel_jobs()
 
     async def close(self) -> None:
-        island, conversation = self._island, self._conversation
+        island, conversation, mcp = self._island, self._conversation, self._mcp
         self._island = self._conversation = None
         if island is None:
             return
         island.cancel_jobs()
-        if conversation is not None:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            if conversation is not None:
                 await island.call(conversation.sdk.close)
+            if mcp is not None:
+                await island.call(mcp.close)
         await island.stop()

@@ -22,6 +22,7 @@ from rawp_adapter_sdk._core import (
     CoreEnvironment,
     CoreError,
     HostToolCore,
+    McpCore,
     ModelCore,
     ModeSwitchingCore,
     SteeringCore,
@@ -39,6 +40,7 @@ from rawp_adapters import (
     CloseResult,
     HostToolCall,
     HostToolOutcome,
+    McpServers,
     ModelState,
     Progress,
     SessionContext,
@@ -46,6 +48,7 @@ from rawp_adapters import (
     Turn,
     TurnResult,
     UnsupportedOperation,
+    mcp_server_refused,
 )
 from rawp_adapters.frames import (
     AgentInfo,
@@ -80,6 +83,7 @@ class SdkSettings(AdapterSettings):
         description="How long a permission request waits for the Master before it is denied; "
         "None: the session's interaction deadline (`SessionOptions.interaction_timeout_ms`).",
     )
+    mcp_servers: McpServers = []
 
 
 class SdkAdapter(Adapter[SdkSettings]):
@@ -104,6 +108,7 @@ class SdkAdapter(Adapter[SdkSettings]):
         self.core = core if core is not None else create_core(settings.core, settings.core_options)
         self._ctx: SessionContext | None = None
         self._turn_id: str | None = None
+        self._mcp_refused: dict[str, str] = {}
 
     @classmethod
     def from_metadata(cls, metadata: AgentMetadata) -> Self:
@@ -138,6 +143,9 @@ class SdkAdapter(Adapter[SdkSettings]):
             thinking_change=core.thinking_change and models,
             model_list=core.model_list and models,
             plans=core.plans,
+            mcp_servers=[
+                s.name for s in self.settings.mcp_servers if s.name not in self._mcp_refused
+            ],
         )
 
     @property
@@ -157,11 +165,19 @@ class SdkAdapter(Adapter[SdkSettings]):
             session_id=ctx.session_id,
             log=ctx.log.bind(core=self.core.name),
             call_host_tool=self._call_host_tool,
+            mcp_servers=tuple(self.settings.mcp_servers),
         )
         try:
             await self.core.start(env)
         except CoreError as exc:
             raise StartFailed.of(exc.message) from exc
+        if isinstance(self.core, McpCore):
+            self._mcp_refused = dict(self.core.mcp_refused)
+        else:
+            why = f"the {self.core.name} core takes no MCP servers"
+            self._mcp_refused = {s.name: why for s in self.settings.mcp_servers}
+        for name, why in self._mcp_refused.items():
+            await ctx.emit(mcp_server_refused(name, why))
 
     async def prompt(self, turn: Turn) -> TurnResult:
         ctx = self._ctx

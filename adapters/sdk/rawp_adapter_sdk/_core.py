@@ -37,6 +37,7 @@ from rawp_adapters import (
     HostToolCall,
     HostToolOutcome,
     InvalidSettingsError,
+    McpServer,
     ModelState,
     Progress,
     RawpError,
@@ -160,6 +161,8 @@ class CoreEnvironment:
     log: BoundLogger = field(repr=False)
     call_host_tool: HostToolCaller = field(default=_no_host, repr=False)
     """Calls a tool the Master published (see :class:`HostToolCore`)."""
+    mcp_servers: Sequence[McpServer] = ()
+    """The session's MCP servers, for a :class:`McpCore` to connect its agent to."""
 
 
 @runtime_checkable
@@ -231,6 +234,17 @@ class HostToolCore(AgentCore, Protocol):
     async def publish_tools(self, tools: Sequence[HostTool]) -> None:
         """Make the agent see exactly ``tools`` (replacing earlier ones); it calls them
         through :attr:`CoreEnvironment.call_host_tool`."""
+
+
+@runtime_checkable
+class McpCore(AgentCore, Protocol):
+    """A core whose agent takes the session's MCP servers
+    (:attr:`CoreEnvironment.mcp_servers`), each connected as it starts."""
+
+    @property
+    def mcp_refused(self) -> Mapping[str, str]:
+        """After :meth:`start`: the servers it could not take, by name, with why (the
+        session goes on with the others)."""
 
 
 @runtime_checkable

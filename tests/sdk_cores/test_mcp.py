@@ -1,0 +1,66 @@
+"""The session's MCP servers on each SDK core: a stdio server and a streamable HTTP one
+(with its header) whose tools the scripted model calls, beside a server that exits at
+once, reported and left out while the others work; a core that takes none says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rawp_adapter_sdk import SdkAdapter
+
+from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame, ToolInvokeResultFrame
+from rawp_adapters.testing import allow_all, drive
+from tests.support.core_scenarios import ScriptedCore
+from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
+from tests.support.mcp_server import (
+    LOCAL_TOOL,
+    REMOTE_TOOL,
+    SECRET,
+    http_server,
+    servers_beside_a_dead_one,
+    stamped,
+)
+
+pytestmark = pytest.mark.anyio
+
+TAKES_MCP = {"openai-agents", "pydantic-ai"}
+
+
+async def test_mcp_tools_over_stdio_and_http_reach_the_model_and_a_dead_server_is_reported(
+    scripted_core: ScriptedCore, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    if scripted_core.name not in TAKES_MCP:
+        pytest.skip(f"the {scripted_core.name} core takes no MCP servers (see the next test)")
+    with http_server(header=SECRET, tool=REMOTE_TOOL) as url:
+        settings = scripted_core.settings(llm) | {"mcp_servers": servers_beside_a_dead_one(url)}
+        async with drive(SdkAdapter.from_settings(settings), workspace=tmp_path) as d:
+            local = await d.prompt(f'CALL_TOOL {LOCAL_TOOL} {{"text": "abc"}}')
+            remote = await d.prompt(f'CALL_TOOL {REMOTE_TOOL} {{"text": "xyz"}}')
+            (capabilities,) = d.of_type(SessionCapabilitiesFrame)
+            (warning,) = d.of_type(AgentErrorFrame)
+    assert capabilities.payload.features.mcp_servers == ["local", "remote"]
+    assert warning.payload.severity == "warning"
+    assert "'dead'" in warning.payload.message
+    for turn, text in ((local, "abc"), (remote, "xyz")):
+        (result,) = turn.of_type(ToolInvokeResultFrame)
+        assert not result.payload.is_error
+        assert f"{TOOL_SAID}{stamped(text)}" in turn.text
+
+
+async def test_a_core_that_takes_no_mcp_servers_names_each_in_a_warning_and_goes_on(
+    scripted_core: ScriptedCore, llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    if scripted_core.name in TAKES_MCP:
+        pytest.skip(f"the {scripted_core.name} core takes MCP servers (see the test before)")
+    settings = scripted_core.settings(llm) | {
+        "mcp_servers": servers_beside_a_dead_one("http://127.0.0.1:9/mcp")
+    }
+    async with drive(SdkAdapter.from_settings(settings), workspace=tmp_path, policy=allow_all) as d:
+        turn = await d.prompt("hello")
+        (capabilities,) = d.of_type(SessionCapabilitiesFrame)
+        warnings = d.of_type(AgentErrorFrame)
+    assert capabilities.payload.features.mcp_servers == []
+    assert [w.payload.severity for w in warnings] == ["warning"] * 3
+    assert all("takes no MCP servers" in w.payload.message for w in warnings)
+    assert turn.stop_reason == "end_turn"
