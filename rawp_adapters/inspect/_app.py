@@ -115,8 +115,11 @@ def create_app(token: str, *, recordings: Sequence[tuple[str, str]] = ()) -> Sta
         body = await _json(request)
         url, session_id = body.get("nats_url"), body.get("session_id")
         from_seq = body.get("from_seq") or 0
+        prefix = body.get("prefix") or "rawp"
         if not isinstance(url, str) or not isinstance(session_id, str) or not session_id:
             return _problem("nats_url and session_id are required")
+        if not isinstance(prefix, str):
+            return _problem("prefix must be a string")
         if not isinstance(from_seq, int) or from_seq < 0:
             return _problem("from_seq must be a whole number, 0 or more")
         try:
@@ -126,7 +129,7 @@ def create_app(token: str, *, recordings: Sequence[tuple[str, str]] = ()) -> Sta
         # The rules judge a whole stream; one joined after its start cannot be judged.
         feed = inspector.new_feed("remote", session_id, checked=from_seq == 0)
         live = inspector.lives[feed.feed_id] = Live(feed)
-        inspector.start_soon(partial(live.run, attached(url, session_id, from_seq)))
+        inspector.start_soon(partial(live.run, attached(url, session_id, from_seq, prefix)))
         return JSONResponse(feed.summary())
 
     async def upload(request: Request) -> Response:

@@ -11,8 +11,10 @@ from rawp_adapters.remote import RemoteSessions
 
 
 @asynccontextmanager
-async def attached(url: str, session_id: str, from_seq: int) -> AsyncIterator[SessionLike]:
-    """The session's frames from after ``from_seq``; on exit the inspector detaches and
-    the session goes on."""
-    async with await RemoteSessions.connect(url) as remote:
+async def attached(
+    url: str, session_id: str, from_seq: int, prefix: str
+) -> AsyncIterator[SessionLike]:
+    """The session's frames from after ``from_seq`` (its workers' subject ``prefix``);
+    on exit the inspector detaches and the session goes on."""
+    async with await RemoteSessions.connect(url, prefix=prefix) as remote:
         yield await remote.attach(session_id, from_seq=from_seq)

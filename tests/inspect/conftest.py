@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import json
 import selectors
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -66,3 +70,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def demo_lines(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """A real demo-core session's frames (one allowed write)."""
     return record_demo_session(tmp_path_factory.mktemp("demo"))
+
+
+def fetch(
+    server: Server, path: str, *, token: str | None = None, body: Any = None
+) -> tuple[int, dict[str, str], bytes]:
+    headers = {"content-type": "application/json"}
+    if token is not None:
+        headers["x-inspector-token"] = token
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(server.base + path, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()

@@ -7,31 +7,13 @@ import json
 import signal
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.inspect.conftest import Server, inspector
+from tests.inspect.conftest import Server, fetch, inspector
 
 GUARDED = ["/", "/static/inspector.js", "/api/adapters", "/api/feeds", "/api/feeds/f1/events"]
-
-
-def fetch(
-    server: Server, path: str, *, token: str | None = None, body: Any = None
-) -> tuple[int, dict[str, str], bytes]:
-    headers = {"content-type": "application/json"}
-    if token is not None:
-        headers["x-inspector-token"] = token
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(server.base + path, data=data, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
 
 
 @pytest.mark.parametrize("path", GUARDED)

@@ -687,7 +687,7 @@ function wire() {
     event.preventDefault();
     $("attach-error").textContent = "";
     try {
-      openFeed(await api("/api/remote", { nats_url: $("nats-url").value, session_id: $("remote-session").value, from_seq: Number($("from-seq").value || 0) }));
+      openFeed(await api("/api/remote", { nats_url: $("nats-url").value, session_id: $("remote-session").value, from_seq: Number($("from-seq").value || 0), prefix: $("nats-prefix").value }));
     } catch (error) {
       $("attach-error").textContent = error.message;
     }

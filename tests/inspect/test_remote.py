@@ -1,0 +1,88 @@
+"""The inspector attached to a session that runs on a remote worker (NATS JetStream):
+the same page drives it as a local one."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from rawp_adapters import AgentMetadata
+from rawp_adapters.remote import RemoteSessions
+from tests.inspect.conftest import Server, fetch, inspector
+from tests.remote.cluster import nats_server, worker_process
+
+
+def open_remote_session(url: str, prefix: str) -> str:
+    """A demo-core session queued for the workers; this Master detaches at once."""
+
+    async def main() -> str:
+        async with await RemoteSessions.connect(url, prefix=prefix) as remote:
+            metadata = AgentMetadata(adapter_type="sdk", settings={"core": "demo"})
+            session = await remote.open(metadata)
+            return session.session_id
+
+    return anyio.run(main)
+
+
+class Frames:
+    """A feed's frames as a page reads them: server-sent events, the first data line of
+    each about the batch, every further one a frame."""
+
+    def __init__(self, server: Server, feed_id: str) -> None:
+        host, port = server.base.removeprefix("http://").rsplit(":", 1)
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        self.connection.request("GET", f"/api/feeds/{feed_id}/events?token={server.token}")
+        self.response = self.connection.getresponse()
+        assert self.response.status == 200
+
+    def until(self, frame_type: str) -> dict[str, Any]:
+        while line := self.response.readline():
+            if not line.startswith(b"data: ") or line.startswith(b'data: {"n0"'):
+                continue
+            data = line.removeprefix(b"data: ").rstrip(b"\n")
+            frame: dict[str, Any] = json.loads(data)
+            if frame["type"] == frame_type:
+                return frame
+        raise AssertionError(f"the feed ended before {frame_type}")
+
+
+def control(server: Server, feed_id: str, **request: object) -> None:
+    status, _, answer = fetch(
+        server, f"/api/feeds/{feed_id}/control", token=server.token, body=request
+    )
+    assert status == 200, answer
+
+
+def test_a_remote_session_attached_from_seq_0_is_driven_from_the_inspector_and_checked(
+    tmp_path: Path,
+) -> None:
+    prefix = f"i{uuid.uuid4().hex[:10]}"
+    with (
+        nats_server(tmp_path / "nats") as nats,
+        worker_process(nats.url, prefix, "--workspace-root", str(tmp_path)),
+        inspector(tmp_path) as server,
+    ):
+        session_id = open_remote_session(nats.url, prefix)
+        body = {"nats_url": nats.url, "session_id": session_id, "from_seq": 0, "prefix": prefix}
+        status, _, attached = fetch(server, "/api/remote", token=server.token, body=body)
+        assert status == 200, attached
+        feed_id = json.loads(attached)["feed_id"]
+        frames = Frames(server, feed_id)
+        assert frames.until("session.capabilities")["session_id"] == session_id
+        control(server, feed_id, op="prompt", text="Write a note to notes.txt")
+        question = frames.until("agent.interaction.request")
+        control(server, feed_id, op="allow", interaction_id=question["payload"]["interaction_id"])
+        assert frames.until("session.turn.end")["payload"]["stop_reason"] == "end_turn"
+        control(server, feed_id, op="end")
+        frames.until("session.closed")
+        frames.connection.close()
+        status, _, listed = fetch(server, "/api/feeds", token=server.token)
+        (feed,) = json.loads(listed)
+        assert feed["kind"] == "remote"
+        assert feed["violations"] == 0
+        assert (tmp_path / session_id / "notes.txt").read_text().startswith("You asked:")
