@@ -25,11 +25,18 @@ import anyio.to_thread
 import nats
 import sniffio
 from nats.aio.client import Client
+from nats.errors import ConnectionClosedError
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
+from nats.js.errors import APIError, ServiceUnavailableError
 
 T = TypeVar("T")
 CONNECT_TIMEOUT: Final = 10.0
 """Seconds to connect before giving up, by default."""
+STORE_WITHIN: Final = 30.0
+"""Seconds a message is published again until a server stores it (a cluster that lost
+a server elects new stream leaders within seconds)."""
+RETRY_WAIT: Final = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +162,35 @@ class Link:
             cm, self._cm = self._cm, None
             if cm is not None:
                 await anyio.to_thread.run_sync(cm.__exit__, None, None, None)
+
+
+async def publish_stored(
+    js: JetStreamContext,
+    subject: str,
+    data: bytes,
+    headers: dict[str, str],
+    within: float = STORE_WITHIN,
+) -> None:
+    """JetStream-publish until the message is stored: a try that got no answer (the
+    server connected to is lost, the stream is electing a leader) is made again, and
+    its ``Nats-Msg-Id`` header (which ``headers`` must hold) makes the server drop a
+    second copy. A refusal is raised at once; the last error after ``within`` seconds.
+    Runs in nats-py's loop."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        try:
+            await js.publish(subject, data, headers=headers)
+            return
+        except ServiceUnavailableError:
+            if loop.time() > deadline:
+                raise
+        except (APIError, ConnectionClosedError):
+            raise
+        except NatsError:
+            if loop.time() > deadline:
+                raise
+        await asyncio.sleep(RETRY_WAIT)
 
 
 async def _connect(url: str, credentials: Credentials, name: str, bound: float) -> Client:

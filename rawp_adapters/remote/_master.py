@@ -26,7 +26,14 @@ from rawp_adapters.remote._batches import frame_lines
 from rawp_adapters.remote._closer import close_if_orphaned
 from rawp_adapters.remote._follow import Follower
 from rawp_adapters.remote._leases import LeaseWatch
-from rawp_adapters.remote._link import CONNECT_TIMEOUT, Credentials, Link, open_link, redact
+from rawp_adapters.remote._link import (
+    CONNECT_TIMEOUT,
+    Credentials,
+    Link,
+    open_link,
+    publish_stored,
+    redact,
+)
 from rawp_adapters.remote._names import DEFAULT_PREFIX, MSG_ID, Names, check_session_id
 from rawp_adapters.remote._requests import StartRequest, options_dict
 from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams
@@ -128,8 +135,9 @@ class RemoteSession:
         if self.closed:
             raise SessionClosedError(f"session {self.session_id} has closed")
         data = line.encode() if isinstance(line, str) else line
-        publish = partial(self._link.js.publish, headers=trace_headers() or None)
-        await self._link.call(publish, self._control_subject, data.rstrip(b"\n"))
+        headers = {MSG_ID: uuid.uuid4().hex, **trace_headers()}
+        publish = partial(publish_stored, self._link.js, self._control_subject)
+        await self._link.call(publish, data.rstrip(b"\n"), headers)
 
     async def close(self) -> None:
         """End the session (``control.session.end``) and wait for ``session.closed``."""
@@ -214,8 +222,8 @@ class RemoteSessions:
         )
         session = await self.attach(sid)
         headers = {MSG_ID: f"start:{sid}", **trace_headers()}
-        publish = partial(self._link.js.publish, headers=headers)
-        await self._link.call(publish, self.names.start_subject, request.model_dump_json().encode())
+        publish = partial(publish_stored, self._link.js, self.names.start_subject)
+        await self._link.call(publish, request.model_dump_json().encode(), headers)
         return session
 
     async def attach(self, session_id: str, *, from_seq: int = 0) -> RemoteSession:

@@ -3,13 +3,18 @@ processes, on 127.0.0.1, for the remote tests and the benchmark."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -17,10 +22,14 @@ from pathlib import Path
 from typing import IO
 
 import anyio
+import nats
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from nats.aio.msg import Msg
+from nats.js.api import DeliverPolicy
 
 from rawp_adapters import AgentMetadata
+from rawp_adapters.remote import Names
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RPC_AGENT = REPO_ROOT / "tests" / "process" / "fakes" / "rpc_agent.py"
@@ -28,6 +37,7 @@ WORKER = [sys.executable, "-m", "rawp_adapters.cli", "worker"]
 START_BOUND = 30.0
 """Seconds a server or a worker may take to be ready."""
 _LISTENING = re.compile(rb"Listening for client connections on [\d.]+:(\d+)")
+_MONITORING = re.compile(rb"Starting http monitor on [\d.]+:(\d+)")
 
 
 def nats_server_binary() -> str:
@@ -46,6 +56,8 @@ class NatsServer:
         self.store = store
         self.extra = extra
         self.port = -1
+        self.monitor_port = -1
+        """The HTTP monitoring port, when ``extra`` asks for one (``-m -1``)."""
         self.lines: list[bytes] = []
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -70,6 +82,8 @@ class NatsServer:
             self.lines.append(line)
             if (match := _LISTENING.search(line)) is not None:
                 self.port = int(match.group(1))
+            if (match := _MONITORING.search(line)) is not None:
+                self.monitor_port = int(match.group(1))
             if b"Server is ready" in line:
                 ready.set()
 
@@ -86,6 +100,10 @@ class NatsServer:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
 
 @contextmanager
@@ -206,3 +224,119 @@ def worker_process(url: str, prefix: str, *args: str) -> Iterator[subprocess.Pop
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+class NatsCluster:
+    """Three ``nats-server -js`` nodes routed to each other on 127.0.0.1 (random client
+    ports, routes on free ports picked first), each with its own store in ``root``."""
+
+    SIZE = 3
+
+    def __init__(self, root: Path) -> None:
+        routes = [f"nats://127.0.0.1:{port}" for port in _free_ports(self.SIZE)]
+        self.nodes = [
+            NatsServer(root / f"n{index}", _node_arguments(index, route, routes))
+            for index, route in enumerate(routes)
+        ]
+
+    @property
+    def url(self) -> str:
+        """Every node's client URL, comma-separated, as a worker or a Master takes it."""
+        return ",".join(node.url for node in self.nodes)
+
+    def start(self) -> None:
+        """Start every node at once (JetStream needs a quorum to come up), until the
+        cluster is healthy."""
+        threads = [threading.Thread(target=node.start) for node in self.nodes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.wait_healthy()
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def restart(self, index: int) -> None:
+        """Start a stopped (or killed) node again on its ports, until every node reports
+        JetStream healthy (what it missed caught up): a rolling restart waits for this
+        before the next node."""
+        self.nodes[index].start()
+        self.wait_healthy()
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + START_BOUND
+        running = [node for node in self.nodes if node.running]
+        while not all(_healthy(node) for node in running):
+            if time.monotonic() > deadline:
+                lines = b"".join(line for node in running for line in node.lines[-20:])
+                raise TimeoutError("the cluster did not become healthy:\n" + lines.decode())
+            time.sleep(0.1)  # polling an HTTP endpoint: nothing to wait on
+
+
+def _node_arguments(index: int, route: str, routes: list[str]) -> tuple[str, ...]:
+    cluster = ("--cluster_name", "rawp", "--cluster", route, "--routes", ",".join(routes))
+    return ("-n", f"n{index}", *cluster, "-m", "-1")
+
+
+def _healthy(node: NatsServer) -> bool:
+    """JetStream current on the node, and a metadata leader known to it."""
+    base = f"http://127.0.0.1:{node.monitor_port}"
+    try:
+        with urllib.request.urlopen(f"{base}/healthz", timeout=5):
+            pass
+        with urllib.request.urlopen(f"{base}/jsz", timeout=5) as response:
+            return bool(json.load(response).get("meta_cluster", {}).get("leader"))
+    except OSError:  # HTTPError 503 while JetStream is not current, or not listening yet
+        return False
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ports free now on 127.0.0.1 (the routes of each node name every other's, so they
+    are fixed before any starts)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+@contextmanager
+def nats_cluster(root: Path) -> Iterator[NatsCluster]:
+    cluster = NatsCluster(root)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+async def lease_expired(url: str, prefix: str, session_id: str) -> None:
+    """Until the server has expired the session's lease (its ``MaxAge`` marker); from
+    any host (nats-py on an asyncio loop of a thread of its own)."""
+    bucket = Names(prefix).lease_bucket
+
+    async def expired() -> None:
+        client = await nats.connect(url.split(","))
+        try:
+            found = asyncio.Event()
+
+            async def seen(msg: Msg) -> None:
+                if (msg.headers or {}).get("Nats-Marker-Reason") == "MaxAge":
+                    found.set()
+
+            await client.jetstream().subscribe(
+                f"$KV.{bucket}.{session_id}",
+                stream=f"KV_{bucket}",
+                cb=seen,
+                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+            )
+            await asyncio.wait_for(found.wait(), START_BOUND)
+        finally:
+            await client.close()
+
+    await anyio.to_thread.run_sync(asyncio.run, expired())

@@ -3,7 +3,6 @@ server restarted; and several Masters on one session."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import subprocess
@@ -13,12 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import nats
 import psutil
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
-from nats.aio.msg import Msg
-from nats.js.api import DeliverPolicy
 
 from rawp_adapters.frames import (
     AgentErrorFrame,
@@ -29,9 +25,15 @@ from rawp_adapters.frames import (
     TextDeltaFrame,
     TurnEndFrame,
 )
-from rawp_adapters.remote import WORKER_LOST, Names, RemoteSessions
+from rawp_adapters.remote import WORKER_LOST, RemoteSessions
 from rawp_adapters.testing import check_frames, never_answer
-from tests.remote.cluster import NatsServer, fake_agent, nats_server, running_worker
+from tests.remote.cluster import (
+    NatsServer,
+    fake_agent,
+    lease_expired,
+    nats_server,
+    running_worker,
+)
 from tests.remote.masters import WAIT, driving
 from tests.support.processes import wait_gone
 
@@ -131,9 +133,7 @@ async def test_a_master_attaching_after_a_worker_died_unwatched_gets_the_closing
         async with driving(session) as d:
             await d.prompt("Say hello.")
         await session.detach()  # no Master watches it, and no other worker runs
-    bucket = Names(prefix).lease_bucket
-    subject = f"$KV.{bucket}.{session.session_id}"
-    await anyio.to_thread.run_sync(asyncio.run, _expired(nats.url, f"KV_{bucket}", subject))
+    await lease_expired(nats.url, prefix, session.session_id)
     async with await RemoteSessions.connect(nats.url, prefix=prefix) as later:
         again = await later.attach(session.session_id)
         with anyio.fail_after(WAIT):
@@ -141,26 +141,6 @@ async def test_a_master_attaching_after_a_worker_died_unwatched_gets_the_closing
     assert [f.type for f in frames[-2:]] == ["agent.error", "session.closed"]
     assert frames[-2].seq > d.frames[-1].seq
     assert check_frames(frames) == []
-
-
-async def _expired(url: str, stream: str, subject: str) -> None:
-    """Until the server has expired the lease (its ``MaxAge`` marker), on nats-py's own
-    loop (this thread's)."""
-    client = await nats.connect(url)
-    try:
-        found = asyncio.Event()
-
-        async def seen(msg: Msg) -> None:
-            if (msg.headers or {}).get("Nats-Marker-Reason") == "MaxAge":
-                found.set()
-
-        js = client.jetstream()
-        await js.subscribe(
-            subject, stream=stream, cb=seen, deliver_policy=DeliverPolicy.LAST_PER_SUBJECT
-        )
-        await asyncio.wait_for(found.wait(), WAIT)
-    finally:
-        await client.close()
 
 
 async def test_a_worker_drains_on_sigterm_and_every_session_gets_its_closing_frames(

@@ -1,0 +1,215 @@
+"""A 3-node JetStream cluster, streams and lease bucket on 3 replicas: a node killed
+mid-turn or every node restarted in turn under load, and every session goes on with
+every Master's stream whole (each ``seq`` once, none missing)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import urllib.request
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import nats
+import pytest
+from nats.js.errors import NotFoundError
+
+from rawp_adapters import AgentMetadata
+from rawp_adapters.frames import TextDeltaFrame, TurnEndFrame
+from rawp_adapters.remote import Names, RemoteSessions
+from rawp_adapters.remote._batches import frame_lines
+from rawp_adapters.testing import SessionDriver, check_frames
+from tests.remote.cluster import NatsCluster, WorkerProcess, nats_cluster, running_worker
+from tests.remote.masters import driving
+
+pytestmark = pytest.mark.anyio
+
+T = TypeVar("T")
+PACE = AgentMetadata(adapter_type="sdk", settings={"core": "tests.remote.pace_core:pace_core"})
+SESSIONS = 4
+CHUNKS = 100
+"""Text chunks of each turn, at :data:`HZ` a second: a turn streams for 1 s."""
+HZ = 100
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
+    """One cluster for the module: each test restarts what it stops, and uses a prefix
+    of its own (its own streams and bucket)."""
+    with nats_cluster(tmp_path_factory.mktemp("cluster")) as started:
+        yield started
+
+
+@asynccontextmanager
+async def busy_cluster(
+    cluster: NatsCluster, prefix: str, workspace: Path
+) -> AsyncIterator[tuple[WorkerProcess, list[list[SessionDriver]]]]:
+    """A worker and two Masters on every node's URL; the first Master opens
+    :data:`SESSIONS` sessions, the second attaches to each; both read every frame.
+    Yields the worker and, per session, its two Masters' drivers."""
+    url, replicas = cluster.url, str(NatsCluster.SIZE)
+    async with AsyncExitStack() as stack:
+        worker = await stack.enter_async_context(
+            running_worker(url, prefix, "--allow-import-path", "--replicas", replicas)
+        )
+        first, second = [
+            await stack.enter_async_context(
+                await RemoteSessions.connect(url, prefix=prefix, replicas=NatsCluster.SIZE)
+            )
+            for _ in range(2)
+        ]
+        drivers: list[list[SessionDriver]] = []
+        for _ in range(SESSIONS):
+            session = await first.open(PACE, workspace=str(workspace))
+            watching = await second.attach(session.session_id)
+            drivers.append(
+                [await stack.enter_async_context(driving(s)) for s in (session, watching)]
+            )
+        yield worker, drivers
+
+
+@asynccontextmanager
+async def under_load(drivers: list[list[SessionDriver]]) -> AsyncIterator[None]:
+    """Every session runs turn after turn (each :data:`CHUNKS` chunks at :data:`HZ`)
+    from before the body until after it; each turn ends ``end_turn``."""
+    done = anyio.Event()
+
+    async def turn_after_turn(opener: SessionDriver) -> None:
+        while not done.is_set():
+            turn = await opener.prompt(f"PACE {CHUNKS} {HZ}")
+            assert turn.stop_reason == "end_turn"
+
+    async with anyio.create_task_group() as tg:
+        for opener, _ in drivers:
+            tg.start_soon(turn_after_turn, opener)
+        for pair in drivers:
+            for driver in pair:
+                await driver.wait_for(TextDeltaFrame)
+        yield
+        done.set()
+
+
+async def a_turn_ends(drivers: list[list[SessionDriver]]) -> None:
+    """Until every Master of every session has seen one more turn end."""
+    for pair in drivers:
+        for driver in pair:
+            await driver.wait_for(TurnEndFrame, after=len(driver.frames))
+
+
+async def end_sessions(drivers: list[list[SessionDriver]]) -> None:
+    for opener, watcher in drivers:
+        await opener.end()
+        await watcher.closed()
+
+
+def assert_whole(drivers: list[list[SessionDriver]]) -> None:
+    """Each Master got ``seq`` 1, 2, … once each and each turn's every chunk; the two
+    Masters of a session the same."""
+    turn_text = "".join(f"{index} " for index in range(CHUNKS))
+    for opener, watcher in drivers:
+        for driver in (opener, watcher):
+            assert [f.seq for f in driver.frames] == list(range(1, len(driver.frames) + 1))
+            turns = len(driver.of_type(TurnEndFrame))
+            assert "".join(f.payload.text for f in driver.of_type(TextDeltaFrame)) == (
+                turn_text * turns
+            )
+            assert check_frames(driver.frames) == []
+        assert [(f.seq, f.type) for f in opener.frames] == [(f.seq, f.type) for f in watcher.frames]
+
+
+async def stored_seqs(url: str, prefix: str, session_id: str) -> list[int]:
+    """The ``seq`` of every frame stored for the session, in stream order."""
+    names = Names(prefix)
+
+    async def read() -> list[int]:
+        client = await nats.connect(url.split(","))
+        try:
+            js, after = client.jetstream(), 0
+            seqs: list[int] = []
+            subject = names.frames_subject(session_id)
+            while True:
+                try:
+                    message = await js.get_msg(
+                        names.frames_stream, seq=after + 1, subject=subject, next=True
+                    )
+                except NotFoundError:
+                    return seqs
+                seqs += [json.loads(line)["seq"] for line in frame_lines(message.data or b"")]
+                after = message.seq or 0
+        finally:
+            await client.close()
+
+    return await on_own_loop(read)
+
+
+async def on_own_loop(func: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``func()`` on an asyncio loop of a thread of its own (nats-py's), from any host."""
+    return await anyio.to_thread.run_sync(asyncio.run, func())
+
+
+async def assert_stored_once_each(
+    cluster: NatsCluster, prefix: str, drivers: list[list[SessionDriver]]
+) -> None:
+    for opener, _ in drivers:
+        seqs = await stored_seqs(cluster.url, prefix, opener.frames[0].session_id)
+        assert seqs == list(range(1, len(opener.frames) + 1))
+
+
+def frames_leader(cluster: NatsCluster, prefix: str) -> int:
+    """The node that leads the frames stream's replicas (it orders every publish)."""
+    for node in cluster.nodes:
+        url = f"http://127.0.0.1:{node.monitor_port}/jsz?streams=true&accounts=true"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            jsz = json.load(response)
+        for account in jsz.get("account_details", []):
+            for stream in account.get("stream_detail", []):
+                if stream["name"] == Names(prefix).frames_stream:
+                    leader = stream["cluster"]["leader"]
+                    return int(leader.removeprefix("n"))
+    raise LookupError("no node leads the frames stream")
+
+
+def workers_server(cluster: NatsCluster, worker: WorkerProcess) -> int:
+    """The node the worker is connected to (its connection's name holds its pid)."""
+    for index, node in enumerate(cluster.nodes):
+        url = f"http://127.0.0.1:{node.monitor_port}/connz"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            names = [c.get("name", "") for c in json.load(response)["connections"]]
+        if any(f"-{worker.pid}-" in name for name in names):
+            return index
+    raise LookupError("the worker is connected to no node")
+
+
+@pytest.mark.parametrize("victim", ["the frames stream's leader", "the worker's server"])
+async def test_a_node_killed_mid_turn_loses_no_frame_and_every_session_goes_on(
+    cluster: NatsCluster, prefix: str, tmp_path: Path, victim: str
+) -> None:
+    async with busy_cluster(cluster, prefix, tmp_path) as (worker, drivers):
+        async with under_load(drivers):
+            if victim == "the worker's server":
+                index = workers_server(cluster, worker)
+            else:
+                index = frames_leader(cluster, prefix)
+            await anyio.to_thread.run_sync(cluster.nodes[index].stop, signal.SIGKILL)
+            await a_turn_ends(drivers)
+            await anyio.to_thread.run_sync(cluster.restart, index)
+        await end_sessions(drivers)
+    assert_whole(drivers)
+    await assert_stored_once_each(cluster, prefix, drivers)
+
+
+async def test_a_rolling_restart_of_every_node_under_load_loses_nothing(
+    cluster: NatsCluster, prefix: str, tmp_path: Path
+) -> None:
+    async with busy_cluster(cluster, prefix, tmp_path) as (_, drivers):
+        async with under_load(drivers):
+            for index in range(NatsCluster.SIZE):
+                await anyio.to_thread.run_sync(cluster.nodes[index].stop)
+                await anyio.to_thread.run_sync(cluster.restart, index)
+        await end_sessions(drivers)
+    assert_whole(drivers)
+    await assert_stored_once_each(cluster, prefix, drivers)
