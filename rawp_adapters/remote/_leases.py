@@ -1,26 +1,34 @@
 """Watching the lease bucket: when a session's lease expires (the server's ``MaxAge``
 delete marker), its worker is gone, and the watcher writes its closing frames. Every
-worker watches every lease; a Master's library watches those of its own sessions."""
+worker watches every lease; a Master's library watches those of its own sessions.
+A worker that starts also closes the sessions whose lease expired while no one watched
+(the server keeps a marker only as long as a lease)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import Final, Self
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any, Final, Self
 
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.api import DeliverPolicy
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.kv import KeyValue
 
 from rawp_adapters._logging import get_logger
-from rawp_adapters.remote._closer import LOST, close_orphan
+from rawp_adapters.remote._batches import frame_lines
+from rawp_adapters.remote._closer import LOST, close_if_orphaned, close_orphan
 from rawp_adapters.remote._link import Link
 from rawp_adapters.remote._names import WORKER_LOST, Names
 
 MARKER_REASON: Final = "Nats-Marker-Reason"
 EXPIRED: Final = "MaxAge"
+_SWEEP_BATCH: Final = 256
+_SWEEP_WAIT: Final = 1.0
 
 _log = get_logger("rawp_adapters.remote.leases")
 
@@ -36,12 +44,15 @@ class LeaseWatch:
         *,
         closer: str,
         accept: Callable[[str], bool] = lambda _: True,
+        sweep: bool = False,
     ) -> None:
+        """``sweep``: also close, once watching, every session already orphaned."""
         self._link = link
         self._kv = kv
         self._names = names
         self._closer = closer
         self._accept = accept
+        self._sweep = sweep
         self._prefix = f"$KV.{names.lease_bucket}."
         self._sub: Subscription | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -54,7 +65,7 @@ class LeaseWatch:
         await self._link.call(self._stop)
 
     async def _subscribe(self) -> Subscription:
-        return await self._link.js.subscribe(
+        sub = await self._link.js.subscribe(
             f"{self._prefix}>",
             stream=f"KV_{self._names.lease_bucket}",
             cb=self._on_change,
@@ -63,6 +74,9 @@ class LeaseWatch:
             headers_only=True,
             idle_heartbeat=1.0,
         )
+        if self._sweep:  # after the watch starts: an expiry from now on is seen by it
+            self._start(self._close_orphans())
+        return sub
 
     async def _on_change(self, msg: Msg) -> None:
         if (msg.headers or {}).get(MARKER_REASON) != EXPIRED:
@@ -70,10 +84,31 @@ class LeaseWatch:
         session_id = msg.subject.removeprefix(self._prefix)
         if not self._accept(session_id):
             return
-        expired = msg.metadata.sequence.stream
-        task = asyncio.get_running_loop().create_task(self._close(session_id, expired))
+        self._start(self._close(session_id, msg.metadata.sequence.stream))
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _close_orphans(self) -> None:
+        js, names = self._link.js, self._names
+        try:
+            unclosed = await _unclosed_sessions(js, names)
+        except Exception:
+            _log.exception("listing the sessions not closed failed", closer=self._closer)
+            return
+        for session_id in unclosed:
+            log = _log.bind(session_id=session_id, closer=self._closer)
+            try:
+                wrote = await close_if_orphaned(
+                    js, self._kv, names, session_id, closer=self._closer
+                )
+            except Exception:
+                log.exception("closing an orphaned session failed")
+                continue
+            if wrote:
+                log.warning("lease gone while no one watched; closing frames written")
 
     async def _close(self, session_id: str, expired: int) -> None:
         log = _log.bind(session_id=session_id, closer=self._closer)
@@ -100,3 +135,39 @@ class LeaseWatch:
                 await self._sub.unsubscribe()
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=10)
+
+
+async def _unclosed_sessions(js: JetStreamContext, names: Names) -> list[str]:
+    """The sessions whose last stored message does not end with ``session.closed`` (one
+    pass over the last message of each)."""
+    sub = await js.pull_subscribe(
+        names.frames_subject("*"),
+        stream=names.frames_stream,
+        config=ConsumerConfig(
+            ack_policy=AckPolicy.NONE,
+            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+            inactive_threshold=30,
+        ),
+    )
+    prefix = names.frames_subject("")
+    unclosed: list[str] = []
+    try:
+        while True:
+            try:
+                messages = await sub.fetch(_SWEEP_BATCH, timeout=_SWEEP_WAIT)
+            except NatsTimeout:
+                return unclosed  # none stored
+            unclosed += [m.subject.removeprefix(prefix) for m in messages if not _closes(m.data)]
+            if messages[-1].metadata.num_pending == 0:
+                return unclosed
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+
+
+def _closes(data: bytes) -> bool:
+    lines = frame_lines(data)
+    try:
+        return bool(lines) and json.loads(lines[-1]).get("type") == "session.closed"
+    except ValueError:
+        return False

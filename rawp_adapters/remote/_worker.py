@@ -55,12 +55,12 @@ class WorkerSettings:
     credentials: Credentials = field(default_factory=Credentials)
     lease_ttl: float = DEFAULT_LEASE_TTL
     """Used when this worker creates the lease bucket (the first one does)."""
-    allow_import_paths: bool = False
-    """Whether a request's settings may name code to import (``module:attr``)."""
-    drain_grace: float = 0.0
     replicas: int = 1
     """Servers of a cluster that keep each stream and the lease bucket, when this worker
     creates them (3 on a 3-node cluster: any one node may then be lost)."""
+    allow_import_paths: bool = False
+    """Whether a request's settings may name code to import (``module:attr``)."""
+    drain_grace: float = 0.0
     """Once draining, how long a running turn may take to end by itself before its
     session is closed (an idle session is closed at once)."""
     worker_id: str = field(
@@ -127,7 +127,7 @@ class Worker:
             self.ttl = await link.call(lease_ttl, self.kv)
             requests = await link.call(_ops.start_subscription, link.js, self.names)
             async with (
-                LeaseWatch(link, self.kv, self.names, closer=settings.worker_id),
+                LeaseWatch(link, self.kv, self.names, closer=settings.worker_id, sweep=True),
                 anyio.create_task_group() as tg,
             ):
                 self._tg = tg

@@ -1,0 +1,52 @@
+"""A lease that expires while no worker runs and no Master watches is closed by the
+next worker that starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rawp_adapters.frames import AgentErrorFrame, InteractionRequestFrame
+from rawp_adapters.remote import WORKER_LOST, RemoteSessions
+from rawp_adapters.testing import check_frames, never_answer
+from tests.remote.cluster import NatsServer, fake_agent, lease_expired, running_worker
+from tests.remote.masters import WAIT, driving
+
+pytestmark = pytest.mark.anyio
+
+LEASE = 2.0
+
+
+async def test_a_lease_that_expired_with_no_worker_alive_is_closed_by_the_next_worker_to_start(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    async with (
+        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
+        running_worker(nats.url, prefix),  # SIGKILLed on exit, before the Master leaves
+    ):
+        session = await remote.open(fake_agent(), workspace=str(tmp_path))
+        async with driving(session, never_answer) as d:
+            await d.start_prompt("TOOL echo hi")
+            await d.wait_for(InteractionRequestFrame)
+    # No worker runs and no Master watches: nobody sees the lease expire.
+    await lease_expired(nats.url, prefix, session.session_id)
+    async with running_worker(nats.url, prefix) as next_worker:
+        await next_worker.wait_logged("closing frames written")
+    async with await RemoteSessions.connect(nats.url, prefix=prefix) as later:
+        again = await later.attach(session.session_id)
+        with anyio.fail_after(WAIT):
+            frames = [frame async for frame in again]
+    assert next_worker.logged("lease gone while no one watched")
+    assert [f.type for f in frames[-4:]] == [
+        "agent.error",
+        "agent.interaction.resolved",
+        "session.turn.end",
+        "session.closed",
+    ]
+    error = frames[-4]
+    assert isinstance(error, AgentErrorFrame)
+    assert error.payload.error_code == WORKER_LOST
+    assert [f.seq for f in frames] == list(range(1, len(frames) + 1))
+    assert check_frames(frames) == []
