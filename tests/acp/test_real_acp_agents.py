@@ -160,6 +160,23 @@ async def test_claude_s_shell_tool_is_bash_when_its_permission_request_overtakes
     assert (workspace / "allowed.txt").exists()
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("name", [p for p in AGENTS if p.values[0] == "claude"])
+async def test_claude_agent_acp_without_a_default_mode_never_asks_before_a_command(
+    name: AcpAgentName, servers: dict[str, str], tmp_path: Path
+) -> None:
+    """Why the tests name ``permissions.defaultMode`` (specs/acp.md): without it
+    claude-agent-acp 0.101.0 starts in ``auto``, where a classifier model request decides
+    and the Master is never asked."""
+    adapter, workspace = make_adapter(name, servers, tmp_path)
+    (tmp_path / ".claude" / "settings.json").unlink()
+    async with drive(adapter, workspace=workspace, policy=deny_all, timeout=TIMEOUT) as d:
+        turn = await d.prompt("RUN_BASH touch unasked.txt")
+    assert turn.stop_reason == "end_turn"
+    assert turn.of_type(ToolInvokeRequestFrame)
+    assert turn.of_type(InteractionRequestFrame) == []
+
+
 @pytest.mark.parametrize("name", [p for p in AGENTS if p.values[0] == "qwen"])
 async def test_qwen_asks_before_it_writes_a_file_and_a_denied_write_leaves_none(
     name: AcpAgentName, servers: dict[str, str], tmp_path: Path
