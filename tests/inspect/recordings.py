@@ -43,3 +43,57 @@ def long_recording(lines: list[str], frames: int) -> list[str]:
             out.append({**frame, "payload": payload})
     out.extend(tail)
     return [json.dumps({**frame, "seq": seq}) for seq, frame in enumerate(out, start=1)]
+
+
+def with_delegated_host_call(lines: list[str]) -> list[str]:
+    """The session with a call of the Master's tool ``delegate`` in its turn: answered by
+    the Master, its sub-agent's output relayed with the delegation chain."""
+    frames = [json.loads(line) for line in lines]
+    start = next(i for i, f in enumerate(frames) if f["type"] == "session.turn.start")
+    turn = frames[start]
+    envelope = {k: turn[k] for k in ("version", "session_id", "timestamp")}
+    turn_id = turn["payload"]["turn_id"]
+    chain = [{"agent_id": "parent", "invocation_id": "host-1"}]
+    call = [
+        {
+            **envelope,
+            "type": "tool.invoke.request",
+            "payload": {
+                "invocation_id": "host-1",
+                "tool_name": "delegate",
+                "input": {"task": "say hi"},
+                "turn_id": turn_id,
+                "executor": "master",
+                "timeout_ms": 30000,
+            },
+        },
+        {
+            **envelope,
+            "type": "tool.invoke.stream",
+            "metadata": {"delegation_chain": chain},
+            "payload": {"invocation_id": "host-1", "output": "sub-agent says hi"},
+        },
+        {
+            **envelope,
+            "type": "control.tool.result",
+            "seq": 1,
+            "payload": {"invocation_id": "host-1", "output_type": "text", "output": "done"},
+        },
+        {
+            **envelope,
+            "type": "tool.invoke.result",
+            "payload": {
+                "invocation_id": "host-1",
+                "output_type": "text",
+                "output": "done",
+                "turn_id": turn_id,
+            },
+        },
+    ]
+    out = [*frames[: start + 1], *call, *frames[start + 1 :]]
+    seq = 0
+    for frame in out:
+        if not frame["type"].startswith("control."):
+            seq += 1
+            frame["seq"] = seq
+    return [json.dumps(frame) for frame in out]

@@ -12,6 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.inspect.browser import PageErrors, launch, open_page, screenshot
 from tests.inspect.conftest import Server
+from tests.inspect.recordings import with_delegated_host_call
 
 WRITE = "Write a short note to notes.txt"
 
@@ -204,3 +205,20 @@ def test_an_agent_that_prints_markup_shows_it_as_text_and_runs_none_of_it(page: 
     expect(page.locator("#raw [data-type='control.prompt.request']")).to_contain_text("<script>")
     assert page.evaluate("window.pwned") is None
     assert page.locator("#views script, #views img").count() == 0
+
+
+def test_a_host_call_shows_its_duration_and_its_delegated_output_nested_under_it(
+    page: Page, tmp_path: Path, demo_lines: list[str]
+) -> None:
+    recording = tmp_path / "delegated.jsonl"
+    recording.write_text("\n".join(with_delegated_host_call(demo_lines)) + "\n")
+    page.set_input_files("#open-file", recording)
+    expect(page.locator("#feed-status")).to_contain_text("recording · ended")
+    expect(page.locator("#feed-status")).to_contain_text("0 rules broken")
+    host = page.locator("#timeline [data-kind=host]")
+    expect(host).to_contain_text("host calldelegate ok")
+    expect(host).to_contain_text('{"task":"say hi"} → done')
+    delegated = page.locator("#timeline [data-kind=delegated]")
+    expect(delegated).to_contain_text("delegated \u00d71sub-agent says hi")
+    indent = "el => parseFloat(el.style.paddingLeft)"
+    assert delegated.evaluate(indent) > host.evaluate(indent)
