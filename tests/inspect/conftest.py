@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import selectors
 import subprocess
@@ -85,3 +86,37 @@ def fetch(
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers), error.read()
+
+
+class Frames:
+    """A feed's frames as a page reads them: server-sent events, the first data line of
+    each about the batch (the feed's summary among it), every further one a frame."""
+
+    def __init__(self, server: Server, feed_id: str) -> None:
+        host, port = server.base.removeprefix("http://").rsplit(":", 1)
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        self.connection.request("GET", f"/api/feeds/{feed_id}/events?token={server.token}")
+        self.response = self.connection.getresponse()
+        assert self.response.status == 200
+        self.feed: dict[str, Any] = {}
+        """The feed's summary as of the last event read."""
+
+    def _frames(self) -> Iterator[dict[str, Any]]:
+        while line := self.response.readline():
+            if line.startswith(b'data: {"n0"'):
+                self.feed = json.loads(line.removeprefix(b"data: "))["feed"]
+            elif line.startswith(b"data: "):
+                yield json.loads(line.removeprefix(b"data: "))
+
+    def until(self, frame_type: str) -> dict[str, Any]:
+        for frame in self._frames():
+            if frame["type"] == frame_type:
+                return frame
+        raise AssertionError(f"the feed ended before {frame_type}")
+
+    def ended(self) -> dict[str, Any]:
+        """The feed's summary once it has ended (the stream then closes)."""
+        for _ in self._frames():
+            pass
+        assert self.feed.get("state") == "ended", self.feed
+        return self.feed

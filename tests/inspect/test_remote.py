@@ -3,17 +3,15 @@ the same page drives it as a local one."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import uuid
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from rawp_adapters import AgentMetadata
 from rawp_adapters.remote import RemoteSessions
-from tests.inspect.conftest import Server, fetch, inspector
+from tests.inspect.conftest import Frames, Server, fetch, inspector
 from tests.remote.cluster import nats_server, worker_process
 
 
@@ -27,28 +25,6 @@ def open_remote_session(url: str, prefix: str) -> str:
             return session.session_id
 
     return anyio.run(main)
-
-
-class Frames:
-    """A feed's frames as a page reads them: server-sent events, the first data line of
-    each about the batch, every further one a frame."""
-
-    def __init__(self, server: Server, feed_id: str) -> None:
-        host, port = server.base.removeprefix("http://").rsplit(":", 1)
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=30)
-        self.connection.request("GET", f"/api/feeds/{feed_id}/events?token={server.token}")
-        self.response = self.connection.getresponse()
-        assert self.response.status == 200
-
-    def until(self, frame_type: str) -> dict[str, Any]:
-        while line := self.response.readline():
-            if not line.startswith(b"data: ") or line.startswith(b'data: {"n0"'):
-                continue
-            data = line.removeprefix(b"data: ").rstrip(b"\n")
-            frame: dict[str, Any] = json.loads(data)
-            if frame["type"] == frame_type:
-                return frame
-        raise AssertionError(f"the feed ended before {frame_type}")
 
 
 def control(server: Server, feed_id: str, **request: object) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import http.client
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.inspect.conftest import Server, fetch, inspector
+from tests.inspect.conftest import Frames, Server, fetch, inspector
 
 GUARDED = ["/", "/static/inspector.js", "/api/adapters", "/api/feeds", "/api/feeds/f1/events"]
 
@@ -118,3 +119,30 @@ def test_the_server_stops_on_sigterm_while_a_page_reads_a_live_session(tmp_path:
     stderr = (tmp_path / "inspector.stderr").read_text()
     assert "Traceback" not in stderr
     assert "graceful shutdown exceeded" not in stderr
+
+
+def test_a_recording_opened_from_the_command_line_is_a_feed_with_its_verdict(
+    tmp_path: Path, demo_lines: list[str]
+) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(demo_lines[:-1]) + "\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with inspector(tmp_path, "--port", str(port), "--open", str(broken)) as server:
+        assert server.base == f"http://127.0.0.1:{port}"
+        frames = Frames(server, "f1")
+        assert frames.until("session.turn.end")["type"] == "session.turn.end"
+        assert frames.ended()["violations"] == 1
+        frames.connection.close()
+
+
+def test_a_recording_that_cannot_be_read_stops_the_command_naming_it(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rawp_adapters.cli", "inspect", "--open", str(tmp_path / "no")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert f"cannot read {tmp_path / 'no'}" in done.stderr
