@@ -132,6 +132,7 @@ async def test_a_cancelled_call_cancels_the_sdks_job_and_waits_for_it_to_end() -
         try:
             await asyncio.sleep(3600)
         finally:
+            await asyncio.sleep(0.1)  # an SDK whose cleanup takes a while
             ended.set()
 
     async with island() as sdk:

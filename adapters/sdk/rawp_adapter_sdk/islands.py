@@ -26,7 +26,7 @@ import math
 import sys
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -109,6 +109,51 @@ class Finished(Generic[T]):
     error: BaseException | None = None
 
 
+class Job(Future[T]):
+    """A coroutine on the island. Unlike ``asyncio.run_coroutine_threadsafe``'s future,
+    it is done only once the coroutine has ended, even when cancelled: waiting for it
+    after :meth:`cancel` waits for the SDK's own cleanup."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -> None:
+        super().__init__()
+        self._loop = loop
+        self._coro = coro
+        self._task: asyncio.Task[T] | None = None
+        self._cancelling = False
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """On the island."""
+        if not self.set_running_or_notify_cancel():
+            self._coro.close()  # cancelled before it started: it never runs
+            return
+        with self._lock:
+            self._task = task = self._loop.create_task(self._coro)
+            if self._cancelling:
+                task.cancel()
+        task.add_done_callback(self._ended)
+
+    def cancel(self) -> bool:
+        """Cancel the coroutine (from any thread); it may still take its time to end."""
+        with self._lock:
+            self._cancelling = True
+            task = self._task
+        if task is None:
+            super().cancel()  # unless it is starting: then start() cancels its task
+            return True
+        with contextlib.suppress(RuntimeError):  # the island has stopped
+            self._loop.call_soon_threadsafe(task.cancel)
+        return True
+
+    def _ended(self, task: asyncio.Task[T]) -> None:
+        if task.cancelled():
+            self.set_exception(CancelledError())
+        elif (error := task.exception()) is not None:
+            self.set_exception(error)
+        else:
+            self.set_result(task.result())
+
+
 class _SwitchInterval:
     """Lowers the interpreter's switch interval while island threads run."""
 
@@ -144,7 +189,7 @@ class AsyncioIsland:
     def __init__(self, name: str, *, own_thread: bool = False) -> None:
         self._token = current_token()
         native: object = self._token.native_token
-        self._jobs: set[Future[Any]] = set()
+        self._jobs: set[Job[Any]] = set()
         self._thread: threading.Thread | None = None
         if isinstance(native, asyncio.AbstractEventLoop) and not own_thread:
             self.loop = native
@@ -172,12 +217,16 @@ class AsyncioIsland:
             self.loop.close()
             _switch_interval.release()
 
-    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
-        """Run ``coro`` on the island; cancelling the future cancels it."""
-        future = contextvars.Context().run(asyncio.run_coroutine_threadsafe, coro, self.loop)
-        self._jobs.add(future)
-        future.add_done_callback(self._jobs.discard)
-        return future
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Job[T]:
+        """Run ``coro`` on the island; the job is done once it has ended."""
+        job = Job(self.loop, coro)
+        self._jobs.add(job)
+        job.add_done_callback(self._jobs.discard)
+        try:
+            self.loop.call_soon_threadsafe(job.start, context=contextvars.Context())
+        except RuntimeError:  # the island has stopped: the job never starts
+            job.cancel()
+        return job
 
     def call_soon(self, func: Callable[[], object]) -> None:
         """Run ``func`` soon on the island, from any thread (not once it stopped)."""
@@ -227,10 +276,9 @@ class AsyncioIsland:
         finally:
             if not finished:
                 future.cancel()
+                ended = _ended(future, self._token)
                 with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_GRACE_S):
-                    async for item in outbox.receive:
-                        if isinstance(item, Finished):
-                            break
+                    await ended.wait()
             outbox.close()
 
     async def on_host(self, func: Callable[[], Awaitable[T]]) -> T:
@@ -262,11 +310,17 @@ class AsyncioIsland:
                     await _finished(future, self._token)
 
 
-async def _finished(future: Future[Any], token: EventLoopToken) -> None:
-    """Wait until ``future`` is done; cancelled, cancel it and wait for it to end (at
-    most :data:`STOP_GRACE_S`)."""
+def _ended(job: Job[Any], token: EventLoopToken) -> anyio.Event:
+    """Set (on the loop of ``token``) once ``job`` has ended."""
     done = anyio.Event()
-    future.add_done_callback(lambda _: _post(token, done.set))
+    job.add_done_callback(lambda _: _post(token, done.set))
+    return done
+
+
+async def _finished(future: Job[Any], token: EventLoopToken) -> None:
+    """Wait until ``future`` has ended; cancelled, cancel it and wait for it to end (at
+    most :data:`STOP_GRACE_S`)."""
+    done = _ended(future, token)
     try:
         await done.wait()
     except BaseException:
