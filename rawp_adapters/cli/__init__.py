@@ -8,6 +8,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             permission_timeout=args.permission_timeout,
             backend=args.backend,
         )
+    if args.listen is not None:
+        from rawp_adapters.cli._commands import listen_command
+
+        return listen_command(
+            partial(_adapter_with, args),
+            path=args.listen,
+            workspace=workspace,
+            max_line_bytes=args.max_line_bytes,
+            host_tool_timeout_ms=args.host_tool_timeout_ms,
+            backend=args.backend,
+        )
     from rawp_adapters.cli._commands import serve_command
 
     return serve_command(
@@ -141,12 +153,13 @@ def _run_check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
     )
 
 
-def _metadata(args: argparse.Namespace) -> AgentMetadata:
+def _metadata(args: argparse.Namespace, over: dict[str, Any] | None = None) -> AgentMetadata:
+    """The adapter the command line names, with the settings ``over`` laid on its own."""
     from rawp_adapters.cli._commands import parse_settings
 
     return AgentMetadata(
         adapter_type=args.adapter,
-        settings=parse_settings(args.setting, args.settings_json),
+        settings=parse_settings(args.setting, args.settings_json) | (over or {}),
         single_turn_process=args.single_turn_process,
         allow_import_paths=args.allow_import_path,
     )
@@ -154,6 +167,10 @@ def _metadata(args: argparse.Namespace) -> AgentMetadata:
 
 def _create_adapter(args: argparse.Namespace) -> Adapter:
     return create_adapter(_metadata(args))
+
+
+def _adapter_with(args: argparse.Namespace, settings: dict[str, Any]) -> Adapter:
+    return create_adapter(_metadata(args, settings))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -277,7 +294,16 @@ def build_parser() -> argparse.ArgumentParser:
         "session. Logs go to stderr.",
     )
     _add_check(commands, common, settings)
-    serve.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout")
+    where = serve.add_mutually_exclusive_group(required=True)
+    where.add_argument("--stdio", action="store_true", help="one session on stdin/stdout")
+    where.add_argument(
+        "--listen",
+        type=Path,
+        metavar="PATH",
+        help="stay up and serve a session per connection on the Unix socket PATH (mode "
+        "0600); each connection opens with a line naming its session, then speaks as "
+        "--stdio does; a Master pays the interpreter's start once",
+    )
     serve.add_argument(
         "--max-line-bytes",
         type=_positive_int,

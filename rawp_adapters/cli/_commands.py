@@ -13,7 +13,7 @@ from dataclasses import asdict
 from functools import partial
 from io import TextIOWrapper
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -23,6 +23,9 @@ from rawp_adapters._session import SessionOptions
 from rawp_adapters.cli._serve import serve_stdio
 from rawp_adapters.cli._threads import daemon_worker
 from rawp_adapters.host import Policy
+
+if TYPE_CHECKING:
+    from rawp_adapters.cli._listen import AdapterFactory
 
 Backend = Literal["asyncio", "trio"]
 Decisions = Literal["ask", "allow", "deny"]
@@ -168,6 +171,38 @@ def serve_command(
         options=SessionOptions(host_tool_timeout_ms=host_tool_timeout_ms),
     )
     return anyio.run(serve, backend=backend)
+
+
+def listen_command(
+    make_adapter: AdapterFactory,
+    *,
+    path: Path,
+    workspace: Path,
+    max_line_bytes: int,
+    host_tool_timeout_ms: int,
+    backend: Backend,
+) -> int:
+    from rawp_adapters.cli._listen import serve_listening, take_socket_path
+
+    refused = take_socket_path(path)
+    if refused is not None:
+        sys.stderr.write(f"rawp-adapters: {refused}\n")
+        return 2
+    serve = partial(
+        serve_listening,
+        make_adapter,
+        path=path,
+        root=workspace,
+        max_line_bytes=max_line_bytes,
+        options=SessionOptions(host_tool_timeout_ms=host_tool_timeout_ms),
+        announce=_announce,
+    )
+    return anyio.run(serve, backend=backend)
+
+
+def _announce(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def _take_stdout() -> int:
