@@ -17,7 +17,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from playwright.sync_api import Browser, Page
 
+from tests.inspect.browser import launch, open_page
 from tests.inspect.recordings import CLI, record_demo_session
 
 START_WAIT = 30.0
@@ -65,6 +67,20 @@ def inspector(workspace: Path, *args: str) -> Iterator[Server]:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with inspector(tmp_path_factory.mktemp("inspect")) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium per test module."""
+    yield from launch()
+
+
+@pytest.fixture
+def page(browser: Browser, server: Server) -> Iterator[Page]:
+    """The inspector's page in a fresh browser context; no script may fail in it."""
+    for page, errors in open_page(browser, server.url):
+        yield page
+        assert errors.errors == []
 
 
 @pytest.fixture(scope="module")

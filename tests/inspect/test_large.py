@@ -5,32 +5,17 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.inspect.browser import launch, open_page, screenshot
-from tests.inspect.conftest import Server
+from tests.inspect.browser import screenshot
 from tests.inspect.recordings import long_recording
 
 FRAMES = 100_000
 OPEN_BOUND_MS = 60_000
 """Far above what it takes (about 6 s on a loaded 2-core machine): a bound that only
 a page that renders every row, or a server that blocks on checking, would break."""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from launch()
-
-
-@pytest.fixture
-def page(browser: Browser, server: Server) -> Iterator[Page]:
-    for page, errors in open_page(browser, server.url):
-        yield page
-        assert errors.errors == []
 
 
 def test_a_100000_frame_recording_opens_in_seconds_and_scrolls_to_its_last_frame(

@@ -4,33 +4,15 @@ adapter's scripted core: offline, no model)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.inspect.browser import PageErrors, launch, open_page, screenshot
+from tests.inspect.browser import screenshot
 from tests.inspect.conftest import Server
 from tests.inspect.recordings import with_delegated_host_call
 
 WRITE = "Write a short note to notes.txt"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from launch()
-
-
-@pytest.fixture
-def page(browser: Browser, server: Server) -> Iterator[Page]:
-    for page, errors in open_page(browser, server.url):
-        yield page
-        assert_no_errors(errors)
-
-
-def assert_no_errors(errors: PageErrors) -> None:
-    assert errors.errors == []
 
 
 def start_demo(page: Page, *, deadline_ms: int | None = None) -> None:
