@@ -43,7 +43,7 @@ def readme_check(
             continue
         cores = [arg for arg in argv if arg.startswith("core=")]
         protocols = [arg for arg in argv if arg.startswith("protocol=")]
-        runs = program is None or any(a.startswith(f'command=["{program}",') for a in argv)
+        runs = program is None or any(a.startswith(f'command=["{program}"') for a in argv)
         if (
             runs
             and cores == ([f"core={core}"] if core else [])

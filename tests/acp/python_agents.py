@@ -1,0 +1,73 @@
+"""The ACP agents that ship on PyPI, isolated and offline, for the ACP adapter's tests.
+
+Each pins its own ACP SDK (Mistral Vibe ``agent-client-protocol`` 0.11.0), so
+``scripts/install-acp-python`` gives each a venv of its own under :data:`ACP_PYTHON_DIR`
+from its lock in ``tests/acp/locks/``. :func:`python_acp_settings` gives the adapter's
+settings for one against the scripted chat completions server, in a throw-away home.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from tests.support.peers import REPO_ROOT, offline_env
+
+PythonAcpAgent = Literal["vibe"]
+ACP_PYTHON_DIR = REPO_ROOT / ".cache" / "acp-python"
+
+_PROGRAM = {"vibe": "vibe-acp"}
+
+
+def program_path(name: PythonAcpAgent) -> Path:
+    return ACP_PYTHON_DIR / name / "bin" / _PROGRAM[name]
+
+
+def python_acp_available(name: PythonAcpAgent) -> bool:
+    return program_path(name).exists()
+
+
+def python_acp_settings(
+    name: PythonAcpAgent, *, base_url: str, home: Path, **extra: Any
+) -> tuple[dict[str, Any], Path]:
+    """The adapter settings (``protocol`` left out) running ``name`` against the chat
+    completions server at ``base_url`` (``http://127.0.0.1:PORT/v1``), and its workspace."""
+    home = home.resolve()
+    workspace = home / "ws"
+    workspace.mkdir(parents=True, exist_ok=True)
+    env = offline_env(home)
+    env.update(vibe_env(base_url))
+    settings = {
+        "command": [str(program_path(name))],
+        "agent_name": name,
+        "env_policy": "allowlist",
+        "env_allowlist": [],
+        "env": env,
+        **extra,
+    }
+    return settings, workspace
+
+
+def vibe_env(base_url: str) -> dict[str, str]:
+    """Mistral Vibe with one provider on the scripted server, set by its ``VIBE_*``
+    environment alone (JSON for the lists and tables of its ``config.toml``): no
+    telemetry, update check or notification, and no session title, which it would ask of
+    the model with the turn's transcript and no tools."""
+    provider = {
+        "name": "scripted",
+        "api_base": base_url,
+        "api_key_env_var": "SCRIPTED_LLM_KEY",
+        "backend": "generic",
+    }
+    model = {"name": "fake-model", "provider": "scripted", "alias": "fake"}
+    return {
+        "VIBE_PROVIDERS": json.dumps([provider]),
+        "VIBE_MODELS": json.dumps([model]),
+        "VIBE_ACTIVE_MODEL": "fake",
+        "VIBE_ENABLE_TELEMETRY": "false",
+        "VIBE_ENABLE_UPDATE_CHECKS": "false",
+        "VIBE_ENABLE_NOTIFICATIONS": "false",
+        "VIBE_SESSION_LOGGING": json.dumps({"generate_titles": False}),
+        "SCRIPTED_LLM_KEY": "test-key",
+    }

@@ -1,0 +1,159 @@
+"""The ACP adapter against the ACP agents that ship on PyPI, each in a venv of its own
+(``scripts/install-acp-python``), offline against the scripted chat completions server:
+Mistral Vibe (``vibe-acp``). Every frame stream is checked against the DPS invariants
+(``drive``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rawp_adapters import AgentMetadata, create_adapter
+from rawp_adapters.frames import (
+    InteractionRequestFrame,
+    InteractionResolvedFrame,
+    SessionCapabilitiesFrame,
+    ToolInvokeRequestFrame,
+)
+from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
+from tests.acp.python_agents import (
+    PythonAcpAgent,
+    program_path,
+    python_acp_available,
+    python_acp_settings,
+)
+from tests.acp.test_real_acp_agents import assert_thinking_first, marked
+from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
+from tests.support.peers import offline_env
+from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
+
+pytestmark = pytest.mark.acp
+
+TIMEOUT = 90.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """One event loop: how the adapter runs on each does not depend on the agent (the
+    agents of ``test_real_acp_agents`` prove both), and every start of vibe costs seconds."""
+    return "trio"
+
+
+def installed(name: PythonAcpAgent) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(
+        not python_acp_available(name),
+        reason=f"{name} is not installed: run scripts/install-acp-python",
+    )
+
+
+def make_adapter(
+    name: PythonAcpAgent, llm: ScriptedOpenAI, home: Path, **extra: Any
+) -> tuple[Any, Path]:
+    settings, workspace = python_acp_settings(name, base_url=llm.base_url, home=home, **extra)
+    metadata = AgentMetadata(adapter_type="process", settings={"protocol": "acp", **settings})
+    return create_adapter(metadata), workspace
+
+
+@pytest.fixture
+def llm(scripted: dict[str, Any]) -> ScriptedOpenAI:
+    server: ScriptedOpenAI = scripted["openai"]
+    return server
+
+
+@installed("vibe")
+@pytest.mark.anyio
+async def test_vibe_thinks_answers_runs_bash_allowed_denied_and_timed_out_and_leaves_nothing(
+    llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = make_adapter("vibe", llm, tmp_path, interaction_timeout_ms=1500)
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        text = await d.prompt("THINK_FIRST Say hello.")
+        allowed = await d.prompt("RUN_BASH touch allowed.txt")
+        d.policy = deny_all
+        denied = await d.prompt("RUN_BASH touch denied.txt")
+        d.policy = never_answer
+        timed_out = await d.prompt("RUN_BASH touch late.txt")
+        closed = await d.end()
+
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    agent = caps.payload.agent
+    assert agent is not None
+    assert (agent.name, agent.version) == ("vibe", "3.0.3")
+    assert caps.payload.features.permission_requests
+    assert caps.payload.features.thinking
+    assert caps.payload.features.process_containment is not None
+    assert text.stop_reason == "end_turn"
+    assert DEFAULT_TEXT in text.text
+    assert_thinking_first(text)
+    assert text.of_type("session.usage")[0].payload.input_tokens
+    assert (workspace / "allowed.txt").exists()
+    assert not (workspace / "denied.txt").exists()
+    assert not (workspace / "late.txt").exists()
+    outcomes = []
+    for turn in (allowed, denied, timed_out):
+        (request,) = turn.of_type(InteractionRequestFrame)
+        assert request.payload.context is not None
+        assert request.payload.context.tool_name == "execute"
+        calls = {c.payload.invocation_id for c in turn.of_type(ToolInvokeRequestFrame)}
+        assert request.payload.context.tool_call_id in calls
+        (resolved,) = turn.of_type(InteractionResolvedFrame)
+        outcomes.append(resolved.payload.outcome)
+        assert turn.stop_reason == "end_turn"
+    assert outcomes == ["allowed", "denied", "timed_out"]
+    assert closed.payload.reason == "explicit"
+    assert marked(d.session.session_id) == []
+    assert llm.violations == []
+
+
+@installed("vibe")
+@pytest.mark.anyio
+async def test_vibe_aborted_while_streaming_and_while_a_permission_waits_then_answers_again(
+    llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    adapter, workspace = make_adapter("vibe", llm, tmp_path)
+    async with drive(adapter, workspace=workspace, policy=never_answer, timeout=TIMEOUT) as d:
+        start = await d.start_prompt("SLOW_STREAM 400 50")
+        turn_id = start.payload.turn_id
+        await d.wait_for("agent.text.delta", where=lambda f: f.payload.turn_id == turn_id)
+        await d.send(d.control.abort(turn_id))
+        streaming = await d.wait_turn(turn_id)
+
+        start = await d.start_prompt("RUN_BASH touch never.txt")
+        turn_id = start.payload.turn_id
+        await d.wait_for(InteractionRequestFrame, where=lambda f: f.payload.turn_id == turn_id)
+        await d.send(d.control.abort(turn_id))
+        pending = await d.wait_turn(turn_id)
+
+        d.policy = allow_all
+        after = await d.prompt("Say hello.")
+
+    assert streaming.stop_reason == "cancelled"
+    assert pending.stop_reason == "cancelled"
+    (resolved,) = pending.of_type(InteractionResolvedFrame)
+    assert resolved.payload.outcome != "allowed"
+    assert not (workspace / "never.txt").exists()
+    assert after.stop_reason == "end_turn"
+    assert DEFAULT_TEXT in after.text
+
+
+@installed("vibe")
+def test_the_readmes_acp_check_of_vibe_passes_against_the_scripted_model(
+    tmp_path: Path,
+) -> None:
+    """The README's line as printed, ``vibe-acp`` on the PATH, in a home of its own."""
+    printed = readme_check("process", protocol="acp", program="vibe-acp")
+    env = offline_env(tmp_path / "home")
+    env["PATH"] = f"{program_path('vibe').parent}{os.pathsep}{env['PATH']}"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    with ScriptedOpenAI() as llm:
+        argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
+        out = run_check([*argv, "--workspace", str(workspace)], env=env)
+        assert llm.violations == []
+    for rule in ("permission-request", "tool-events", "thinking"):
+        assert f"PASS  CAPABILITY  {rule}" in out
+    assert "PASS  MUST        permission-deadline" in out
+    assert "FAIL" not in out
