@@ -18,7 +18,11 @@ workers take them from the queue), held idle, streamed, then closed:
 - **MiB/idle session**: the 4 workers' RSS with N sessions open minus before, over N.
 - **growth**: each per-session figure at the largest N over the smallest.
 
-Run: ``.venv/bin/python benchmarks/bench_remote.py [--large]``.
+``--cluster`` runs the same on a 3-node JetStream cluster (three ``nats-server``
+processes on 127.0.0.1, streams and lease bucket on 3 replicas, every node's URL given
+to the workers and the Master).
+
+Run: ``.venv/bin/python benchmarks/bench_remote.py [--large] [--cluster]``.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from rawp_adapter_sdk.testing import CoreRun
 from benchmarks._common import MIB, REPO_ROOT, Cell, percentile, print_machine, print_table
 from rawp_adapters import AgentMetadata, ClientFrame, open_session
 from rawp_adapters.remote import RemoteSessions
-from tests.remote.cluster import NatsServer, worker_process
+from tests.remote.cluster import NatsCluster, NatsServer, worker_process
 
 WORKERS = 4
 SIZES = (10, 100)
@@ -148,12 +152,15 @@ async def _hold(open_one: Opener, reader: Reader, sessions: list[Any], index: in
 
 
 @contextmanager
-def cluster(store: Path) -> Iterator[tuple[NatsServer, list[psutil.Process]]]:
-    server = NatsServer(store)
+def cluster(
+    store: Path, replicas: int
+) -> Iterator[tuple[NatsServer | NatsCluster, list[psutil.Process]]]:
+    """One server, or a 3-node cluster when ``replicas`` is 3, and the workers."""
+    server = NatsCluster(store) if replicas > 1 else NatsServer(store)
     server.start()
     with ExitStack() as stack:
         stack.callback(server.stop)
-        args = ("--max-sessions", "400", "--allow-import-path")
+        args = ("--max-sessions", "400", "--allow-import-path", "--replicas", str(replicas))
         workers = [
             stack.enter_context(worker_process(server.url, "bench", *args)) for _ in range(WORKERS)
         ]
@@ -164,11 +171,12 @@ def workers_rss(workers: list[psutil.Process]) -> int:
     return sum(w.memory_info().rss for w in workers)
 
 
-async def measure(sizes: tuple[int, ...], workspace: Path) -> list[list[Cell]]:
+async def measure(sizes: tuple[int, ...], workspace: Path, replicas: int) -> list[list[Cell]]:
     rows: list[list[Cell]] = []
     for n in sizes:  # fresh workers for each N, so their memory counts from a clean start
-        with cluster(workspace / f"nats-{n}") as (server, workers):
-            async with await RemoteSessions.connect(server.url, prefix="bench") as remote:
+        with cluster(workspace / f"nats-{n}", replicas) as (server, workers):
+            connecting = RemoteSessions.connect(server.url, prefix="bench", replicas=replicas)
+            async with await connecting as remote:
 
                 class RemoteOpen:
                     async def __aenter__(self) -> Any:
@@ -203,13 +211,18 @@ async def measure(sizes: tuple[int, ...], workspace: Path) -> list[list[Cell]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--large", action="store_true", help=f"also {LARGE:,} sessions")
+    parser.add_argument(
+        "--cluster", action="store_true", help="on a 3-node JetStream cluster, 3 replicas"
+    )
     args = parser.parse_args()
+    replicas = NatsCluster.SIZE if args.cluster else 1
     sizes = (*SIZES, LARGE) if args.large else SIZES
     print_machine()
     with tempfile.TemporaryDirectory(prefix="rawp-bench-remote-") as scratch:
-        rows = anyio.run(measure, sizes, Path(scratch).resolve())
+        rows = anyio.run(measure, sizes, Path(scratch).resolve(), replicas)
     print_table(
-        f"Sessions on {WORKERS} workers over NATS vs the local API (same run)",
+        f"Sessions on {WORKERS} workers over NATS{' (3-node cluster)' if args.cluster else ''}"
+        " vs the local API (same run)",
         [
             "N",
             "sessions/s",
