@@ -50,6 +50,8 @@ class Inspector:
     lives: dict[str, Live] = field(default_factory=dict)
     replays: dict[str, Replay] = field(default_factory=dict)
     task_group: TaskGroup | None = None
+    record_dir: Path | None = None
+    """Where each session's frames are written as they come, if anywhere."""
     stopping: bool = False
     """Set when the server is asked to stop (from a signal handler: a plain flag)."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -58,6 +60,14 @@ class Inspector:
         feed = Feed(f"f{next(self._ids)}", kind, title, checked=checked)
         self.feeds[feed.feed_id] = feed
         return feed
+
+    def live(self, feed: Feed) -> Live:
+        record_to = None
+        if self.record_dir is not None:
+            name = "".join(c if c.isalnum() or c in "-_." else "-" for c in feed.title)[:60]
+            record_to = self.record_dir / f"{feed.feed_id}-{name}.jsonl"
+        live = self.lives[feed.feed_id] = Live(feed, record_to=record_to)
+        return live
 
     def start_soon(self, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
         assert self.task_group is not None, "the app is not running"
@@ -69,10 +79,12 @@ class Inspector:
         return feed
 
 
-def create_app(token: str, *, recordings: Sequence[tuple[str, str]] = ()) -> Starlette:
+def create_app(
+    token: str, *, recordings: Sequence[tuple[str, str]] = (), record_dir: Path | None = None
+) -> Starlette:
     """The app, guarded by ``token``; ``recordings`` (title, text) are open from the
-    start."""
-    inspector = Inspector()
+    start; each session's frames go to a JSONL file in ``record_dir`` as they come."""
+    inspector = Inspector(record_dir=record_dir)
     page = _asset("index.html").replace("__TOKEN__", token)
 
     @asynccontextmanager
@@ -106,7 +118,7 @@ def create_app(token: str, *, recordings: Sequence[tuple[str, str]] = ()) -> Sta
         except (ValueError, RawpError) as exc:
             return _problem(str(exc))
         feed = inspector.new_feed("session", wanted.title)
-        live = inspector.lives[feed.feed_id] = Live(feed)
+        live = inspector.live(feed)
         opened = open_session(wanted.adapter, workspace=wanted.workspace, options=wanted.options)
         inspector.start_soon(partial(live.run, opened))
         return JSONResponse(feed.summary())
@@ -128,7 +140,7 @@ def create_app(token: str, *, recordings: Sequence[tuple[str, str]] = ()) -> Sta
             return _problem("attaching needs nats-py: pip install 'rawp-adapters[nats]'")
         # The rules judge a whole stream; one joined after its start cannot be judged.
         feed = inspector.new_feed("remote", session_id, checked=from_seq == 0)
-        live = inspector.lives[feed.feed_id] = Live(feed)
+        live = inspector.live(feed)
         inspector.start_soon(partial(live.run, attached(url, session_id, from_seq, prefix)))
         return JSONResponse(feed.summary())
 

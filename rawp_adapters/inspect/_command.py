@@ -34,6 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="open a recorded JSONL file in the page (repeatable)",
     )
     parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help="write each session's frames (both directions) to DIR/<feed>-<title>.jsonl "
+        "as they come",
+    )
+    parser.add_argument(
         "--check",
         type=Path,
         metavar="FILE",
@@ -59,13 +66,16 @@ def inspect_command(args: argparse.Namespace) -> int:
             f"rawp-adapters: inspect needs {exc.name}: pip install 'rawp-adapters[inspect]'\n"
         )
         return EXIT_USAGE
+    if args.record is not None and not args.record.is_dir():
+        sys.stderr.write(f"rawp-adapters: --record {args.record} is not a directory\n")
+        return EXIT_USAGE
     try:
         listener = socket.create_server((args.host, args.port))
     except OSError as exc:
         sys.stderr.write(f"rawp-adapters: cannot listen on {args.host}:{args.port}: {exc}\n")
         return EXIT_USAGE
     token = secrets.token_urlsafe(24)
-    return serve(listener, token, recordings)
+    return serve(listener, token, recordings, args.record)
 
 
 def check_file(path: Path) -> int:

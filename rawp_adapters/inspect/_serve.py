@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from pathlib import Path
 from types import FrameType
 
 import uvicorn
@@ -15,12 +16,17 @@ GRACEFUL_SHUTDOWN_S = 5
 """A backstop: the pages' streams end by themselves within a second of a stop."""
 
 
-def serve(listener: socket.socket, token: str, recordings: list[tuple[str, str]]) -> int:
+def serve(
+    listener: socket.socket,
+    token: str,
+    recordings: list[tuple[str, str]],
+    record_dir: Path | None,
+) -> int:
     host, port = listener.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     sys.stdout.write(f"rawp-adapters inspect: http://{shown}:{port}/?token={token}\n")
     sys.stdout.flush()
-    app = create_app(token, recordings=recordings)
+    app = create_app(token, recordings=recordings, record_dir=record_dir)
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -5,7 +5,9 @@ source runs as a task of the server until its stream ends."""
 from __future__ import annotations
 
 import math
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, nullcontext
+from pathlib import Path
+from typing import TextIO
 
 import anyio
 import anyio.lowlevel
@@ -13,7 +15,7 @@ import anyio.to_process
 
 from rawp_adapters._codec import encode_frame
 from rawp_adapters._errors import RawpError
-from rawp_adapters._frames import ControlFrame
+from rawp_adapters._frames import ControlFrame, Envelope
 from rawp_adapters.host import SessionLike
 from rawp_adapters.inspect._controls import control_frame
 from rawp_adapters.inspect._feed import Direction, Feed, Mark, direction_of
@@ -37,8 +39,11 @@ recorded session was idle."""
 class Live:
     """A session's feed with the session to send control frames to (once it is up)."""
 
-    def __init__(self, feed: Feed) -> None:
+    def __init__(self, feed: Feed, *, record_to: Path | None = None) -> None:
         self.feed = feed
+        self.record_to = record_to
+        """A JSONL file that gets each frame as it comes (``--record``)."""
+        self._sink: TextIO | None = None
         self.session: SessionLike | None = None
         self._lock = anyio.Lock()
         self._started = anyio.Event()
@@ -54,7 +59,7 @@ class Live:
             raise RawpError("the session is not running")
         async with self._lock:  # frames reach the session in the order they are numbered
             frame = control_frame(session.control, request)
-            self.feed.add(encode_frame(frame).decode().rstrip("\n"), "master")
+            self._add(frame, "master")
             await session.send(frame)
         return frame
 
@@ -63,17 +68,27 @@ class Live:
         cannot start (or a link that drops) ends the feed with the reason."""
         problem: str | None = None
         try:
-            async with opened as session:
-                self.session = session
-                self._started.set()
-                async for frame in session:
-                    self.feed.add(encode_frame(frame).decode().rstrip("\n"), "agent")
+            with self.record_to.open("w") if self.record_to else nullcontext() as sink:
+                self._sink = sink
+                async with opened as session:
+                    self.session = session
+                    self._started.set()
+                    async for frame in session:
+                        self._add(frame, "agent")
         except (RawpError, OSError, ConnectionError, TimeoutError) as exc:
             problem = f"{type(exc).__name__}: {exc}"
         finally:
             self.session = None
+            self._sink = None
             self._started.set()
             self.feed.end(problem=problem)
+
+    def _add(self, frame: Envelope, direction: Direction) -> None:
+        line = encode_frame(frame).decode()
+        self.feed.add(line.rstrip("\n"), direction)
+        if self._sink is not None:
+            self._sink.write(line)
+            self._sink.flush()  # a recording stays whole up to the last frame, whatever stops us
 
 
 async def open_recording(feed: Feed, text: str) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rawp_adapters.inspect._command import check_file
 from tests.inspect.conftest import Frames, Server, fetch, inspector
 
 GUARDED = ["/", "/static/inspector.js", "/api/adapters", "/api/feeds", "/api/feeds/f1/events"]
@@ -146,3 +147,45 @@ def test_a_recording_that_cannot_be_read_stops_the_command_naming_it(tmp_path: P
     )
     assert done.returncode == 2
     assert f"cannot read {tmp_path / 'no'}" in done.stderr
+
+
+def test_with_record_each_session_is_written_as_it_comes_and_keeps_every_rule(
+    tmp_path: Path,
+) -> None:
+    recorded = tmp_path / "recorded"
+    recorded.mkdir()
+    with inspector(tmp_path, "--record", str(recorded)) as server:
+        body = {"adapter_type": "sdk", "workspace": str(tmp_path)}
+        status, _, started = fetch(server, "/api/sessions", token=server.token, body=body)
+        assert status == 200
+        feed_id = json.loads(started)["feed_id"]
+        frames = Frames(server, feed_id)
+        control = f"/api/feeds/{feed_id}/control"
+        fetch(server, control, token=server.token, body={"op": "prompt", "text": "Write hi"})
+        question = frames.until("agent.interaction.request")["payload"]["interaction_id"]
+        fetch(server, control, token=server.token, body={"op": "deny", "interaction_id": question})
+        frames.until("session.turn.end")
+        fetch(server, control, token=server.token, body={"op": "end"})
+        frames.until("session.closed")
+        frames.connection.close()
+        download = f"/api/feeds/{feed_id}/recording.jsonl?token={server.token}"
+        saved = fetch(server, download)[2].decode()
+    (written,) = recorded.iterdir()
+    assert written.name == f"{feed_id}-sdk.jsonl"
+    assert written.read_text() == saved
+    types = [json.loads(line)["type"] for line in saved.splitlines()]
+    assert types[0] == "session.capabilities"
+    assert "control.interaction.response" in types
+    assert types[-1] == "session.closed"
+    assert check_file(written) == 0
+
+
+def test_record_into_what_is_no_directory_stops_the_command(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rawp_adapters.cli", "inspect", "--record", str(tmp_path / "no")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "is not a directory" in done.stderr
