@@ -36,6 +36,7 @@ from rawp_adapters import (
     Turn,
     TurnResult,
     UnsupportedOperation,
+    mcp_server_refused,
 )
 from rawp_adapters.frames import (
     AgentError,
@@ -177,7 +178,14 @@ class AcpAdapter(Adapter[AcpSettings]):
             thinking_change=self._models.thinking_option is not None,
             plans=True,
             process_containment=process.containment if process is not None else None,
+            mcp_servers=self._mcp_given(),
         )
+
+    def _mcp_given(self) -> list[str]:
+        if self._started is None:
+            return []
+        refused = self._started.mcp_refused
+        return [s.name for s in self.settings.mcp_servers if s.name not in refused]
 
     @property
     def agent_info(self) -> AgentInfo:
@@ -219,6 +227,7 @@ class AcpAdapter(Adapter[AcpSettings]):
                     max_line_bytes=settings.max_line_bytes,
                     timeout=settings.start_timeout,
                     resume=settings.resume_session_id,
+                    mcp_servers=settings.mcp_servers,
                 )
             )
         except Exception as exc:
@@ -241,6 +250,8 @@ class AcpAdapter(Adapter[AcpSettings]):
                 f"cannot {what} {settings.command[0]!r}: {_describe(exc)}", stderr_tail=tail
             ) from exc
         self._models = ModelControl(self._started.config_options, self._started.models)
+        for name, why in self._started.mcp_refused.items():
+            await ctx.emit(mcp_server_refused(name, why))
         log.info("acp session ready", acp_session_id=self._started.session_id)
 
     # ------------------------------------------------------------ the agent's messages

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -23,7 +25,7 @@ from structlog.stdlib import BoundLogger
 
 from rawp_adapter_acp._bridge import Bridge
 from rawp_adapter_acp._models import AdvertisedModels, ConfigOption, advertised_models
-from rawp_adapters import LineFramer, OversizedLine
+from rawp_adapters import LineFramer, McpServer, OversizedLine
 from rawp_adapters.processes import AgentProcess, ExitStatus, Marker, exit_status
 
 try:
@@ -72,6 +74,39 @@ class Started:
     modes: schema.SessionModeState | None
     config_options: list[ConfigOption]
     models: AdvertisedModels | None
+    mcp_refused: dict[str, str]
+    """The session's MCP servers not given to the agent, by name, with why."""
+
+
+AcpMcpServers = list[
+    schema.HttpMcpServer | schema.SseMcpServer | schema.AcpMcpServer | schema.McpServerStdio
+]
+
+
+def acp_mcp_servers(
+    servers: Sequence[McpServer], capabilities: schema.McpCapabilities | None
+) -> tuple[AcpMcpServers, dict[str, str]]:
+    """The servers in ACP's terms, those of a transport the agent does not take
+    (``mcpCapabilities``; stdio every agent must take) left out, with why."""
+    given: AcpMcpServers = []
+    refused: dict[str, str] = {}
+    for server in servers:
+        if server.command is not None:
+            env = [schema.EnvVariable(name=k, value=v) for k, v in server.env.items()]
+            given.append(
+                schema.McpServerStdio(
+                    name=server.name, command=server.command, args=server.args, env=env
+                )
+            )
+        elif capabilities is not None and capabilities.http:
+            assert server.url is not None
+            headers = [schema.HttpHeader(name=k, value=v) for k, v in server.headers.items()]
+            given.append(
+                schema.HttpMcpServer(name=server.name, url=server.url, headers=headers, type="http")
+            )
+        else:
+            refused[server.name] = "the agent takes no HTTP MCP servers (mcpCapabilities.http)"
+    return given, refused
 
 
 def _lenient_usage(message: dict[str, Any]) -> UsageReport | None:
@@ -192,6 +227,32 @@ class _Client:
         return None
 
 
+def _server_named(exc: RequestError, servers: AcpMcpServers) -> str | None:
+    """The server an agent's refusal of ``session/new`` names (omp refuses the whole
+    session when one server does not start: ``dead: MCP subprocess closed stdout``)."""
+    text = f"{exc} {json.dumps(exc.data)}"
+    for server in servers:
+        if re.search(rf"(?<![\w-]){re.escape(server.name)}(?![\w-])", text):
+            return server.name
+    return None
+
+
+async def _new_session(
+    conn: ClientSideConnection, cwd: Path, mcp: AcpMcpServers, refused: dict[str, str]
+) -> schema.NewSessionResponse:
+    """``session/new``; refused over one of ``mcp`` that the error names, asked again
+    without it (the server is added to ``refused``), once per server at most."""
+    while True:
+        try:
+            return await conn.new_session(cwd=str(cwd), mcp_servers=mcp)
+        except RequestError as exc:
+            name = _server_named(exc, mcp)
+            if name is None:
+                raise
+            refused[name] = f"the agent could not start it ({exc}: {exc.data})"
+            mcp = [s for s in mcp if s.name != name]
+
+
 class AcpAgent:
     """One ACP agent process and its connection; every method runs in the SDK's loop."""
 
@@ -213,6 +274,7 @@ class AcpAgent:
         max_line_bytes: int,
         timeout: float,
         resume: str | None,
+        mcp_servers: Sequence[McpServer],
     ) -> Started:
         process = await AgentProcess.spawn(
             argv,
@@ -238,19 +300,25 @@ class AcpAgent:
                 ),
                 client_info=schema.Implementation(name="rawp-adapter-acp", version=_VERSION),
             )
+            capabilities = init.agent_capabilities
+            mcp, refused = acp_mcp_servers(
+                mcp_servers, capabilities.mcp_capabilities if capabilities else None
+            )
             if resume is not None:
                 if not init.agent_capabilities or not init.agent_capabilities.load_session:
                     raise RequestError(-32601, "the agent cannot load sessions (loadSession)")
-                loaded = await conn.load_session(cwd=str(cwd), session_id=resume, mcp_servers=[])
+                loaded = await conn.load_session(cwd=str(cwd), session_id=resume, mcp_servers=mcp)
                 self.session_id = resume
                 modes = loaded.modes if loaded is not None else None
                 options = (loaded.config_options if loaded is not None else None) or []
             else:
-                new = await conn.new_session(cwd=str(cwd), mcp_servers=[])
+                new = await _new_session(conn, cwd, mcp, refused)
                 self.session_id = new.session_id
                 modes = new.modes
                 options = new.config_options or []
-        return Started(self.session_id, init, modes, list(options), transport.session_models)
+        return Started(
+            self.session_id, init, modes, list(options), transport.session_models, refused
+        )
 
     async def ended(self, within: float) -> ExitStatus | None:
         """The agent's own exit, if it comes within ``within`` seconds (its stderr read

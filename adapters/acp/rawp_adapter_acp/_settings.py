@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from rawp_adapters import McpServers
 from rawp_adapters.processes import AgentProcessSettings
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -29,6 +30,7 @@ class AcpSettings(AgentProcessSettings):
         description="Resume this ACP session with `session/load` (the agent must offer "
         "`loadSession`); otherwise `session/new`.",
     )
+    mcp_servers: McpServers = []
     modes: dict[str, str] = Field(
         default_factory=lambda: {"plan": "plan", "default": "default"},
         description="The agent's mode id for each DPS mode (`session/set_mode`).",
