@@ -1,7 +1,7 @@
 """The ACP adapter against the ACP agents that ship on PyPI, each in a venv of its own
 (``scripts/install-acp-python``), offline against the scripted chat completions server:
-Mistral Vibe (``vibe-acp``). Every frame stream is checked against the DPS invariants
-(``drive``)."""
+Mistral Vibe (``vibe-acp``), on trio only. Every frame stream is checked against the DPS
+invariants (``drive``)."""
 
 from __future__ import annotations
 
@@ -137,6 +137,27 @@ async def test_vibe_aborted_while_streaming_and_while_a_permission_waits_then_an
     assert not (workspace / "never.txt").exists()
     assert after.stop_reason == "end_turn"
     assert DEFAULT_TEXT in after.text
+
+
+@installed("vibe")
+@pytest.mark.anyio
+async def test_a_second_vibe_session_resumes_the_first_with_its_history(tmp_path: Path) -> None:
+    with ScriptedOpenAI() as llm:
+        first, workspace = make_adapter("vibe", llm, tmp_path)
+        async with drive(first, workspace=workspace, timeout=TIMEOUT) as d:
+            await d.prompt("Say hello.")
+        acp_session = first.acp_session_id
+        assert acp_session
+
+        again, workspace = make_adapter("vibe", llm, tmp_path, resume_session_id=acp_session)
+        async with drive(again, workspace=workspace, timeout=TIMEOUT) as d:
+            resumed = await d.prompt("Say hello again.")
+        history = [(m["role"], m["content"]) for m in llm.requests[-1]["messages"]]
+    assert again.acp_session_id == acp_session
+    assert resumed.stop_reason == "end_turn"
+    assert DEFAULT_TEXT in resumed.text
+    assert ("assistant", DEFAULT_TEXT) in history
+    assert history[-1] == ("user", "Say hello again.")
 
 
 @installed("vibe")
