@@ -32,12 +32,12 @@ TIMEOUT = 90.0
 
 
 def adapter_with_mcp(
-    name: AcpAgentName, servers: dict[str, str], home: Path, mcp_servers: list[dict[str, Any]]
+    name: AcpAgentName, servers: dict[str, str], home: Path, **settings_extra: Any
 ) -> tuple[Any, Path]:
     if not acp_available(name):
         pytest.skip(f"{name} is not installed: run scripts/install-acp-peers")
     settings, workspace = acp_settings(
-        name, llm_url=servers[wire_format(name)], home=home, mcp_servers=mcp_servers
+        name, llm_url=servers[wire_format(name)], home=home, **settings_extra
     )
     # Claude Code offers MCP tools only through its ToolSearch tool unless told not to.
     settings["env"]["ENABLE_TOOL_SEARCH"] = "false"
@@ -52,7 +52,7 @@ async def test_claude_calls_mcp_tools_over_stdio_and_http_beside_a_dead_server(
         pytest.skip("runs on asyncio only (see the module docstring)")
     with http_server(header=SECRET, tool=REMOTE_TOOL) as url:
         adapter, workspace = adapter_with_mcp(
-            "claude", servers, tmp_path, servers_beside_a_dead_one(url)
+            "claude", servers, tmp_path, mcp_servers=servers_beside_a_dead_one(url)
         )
         async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
             local = await d.prompt(f'CALL_TOOL mcp__local__{LOCAL_TOOL} {{"text": "abc"}}')
@@ -72,7 +72,7 @@ async def test_omp_refusing_the_session_over_a_dead_server_gets_it_without_that_
         pytest.skip("runs on trio only (see the module docstring)")
     with http_server(header=SECRET, tool=REMOTE_TOOL) as url:
         adapter, workspace = adapter_with_mcp(
-            "omp", servers, tmp_path, servers_beside_a_dead_one(url)
+            "omp", servers, tmp_path, mcp_servers=servers_beside_a_dead_one(url)
         )
         async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
             turn = await d.prompt("Say hello.")

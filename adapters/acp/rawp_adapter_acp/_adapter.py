@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,6 +20,7 @@ from rawp_adapter_acp._agent import (
     UsageReport,
 )
 from rawp_adapter_acp._bridge import Bridge
+from rawp_adapter_acp._host_mcp import SERVER_NAME, HostToolServer
 from rawp_adapter_acp._models import ModelControl
 from rawp_adapter_acp._settings import AcpSettings
 from rawp_adapter_acp._translate import Translator, waits_for_announcement
@@ -42,6 +44,7 @@ from rawp_adapters.frames import (
     AgentError,
     AgentInfo,
     Features,
+    HostTool,
     Mode,
     ModelInfo,
     ModelSet,
@@ -150,6 +153,7 @@ class AcpAdapter(Adapter[AcpSettings]):
         self._exit: ExitStatus | None = None
         self._session_cost: float | None = None
         self._models = ModelControl()
+        self._host: HostToolServer | None = None
 
     # ------------------------------------------------------------ what it is
 
@@ -177,15 +181,18 @@ class AcpAdapter(Adapter[AcpSettings]):
             model_list=self._models.can_change_model,
             thinking_change=self._models.thinking_option is not None,
             plans=True,
+            host_tools=self._host is not None and SERVER_NAME not in self._refused(),
             process_containment=process.containment if process is not None else None,
             mcp_servers=self._mcp_given(),
         )
 
+    def _refused(self) -> dict[str, str]:
+        return self._started.mcp_refused if self._started is not None else {}
+
     def _mcp_given(self) -> list[str]:
         if self._started is None:
             return []
-        refused = self._started.mcp_refused
-        return [s.name for s in self.settings.mcp_servers if s.name not in refused]
+        return [s.name for s in self.settings.mcp_servers if s.name not in self._refused()]
 
     @property
     def agent_info(self) -> AgentInfo:
@@ -216,6 +223,10 @@ class AcpAdapter(Adapter[AcpSettings]):
         self._agent = agent
         settings = self.settings
         env = agent_environment(settings, session_id=ctx.session_id, workspace=workspace)
+        mcp_servers = list(settings.mcp_servers)
+        if settings.host_tools:
+            self._host = HostToolServer(ctx, self._turn_id)
+            mcp_servers.append(await self._host.start())
         try:
             self._started = await bridge.call(
                 lambda: agent.start(
@@ -227,7 +238,7 @@ class AcpAdapter(Adapter[AcpSettings]):
                     max_line_bytes=settings.max_line_bytes,
                     timeout=settings.start_timeout,
                     resume=settings.resume_session_id,
-                    mcp_servers=settings.mcp_servers,
+                    mcp_servers=mcp_servers,
                 )
             )
         except Exception as exc:
@@ -253,6 +264,15 @@ class AcpAdapter(Adapter[AcpSettings]):
         for name, why in self._started.mcp_refused.items():
             await ctx.emit(mcp_server_refused(name, why))
         log.info("acp session ready", acp_session_id=self._started.session_id)
+
+    def _turn_id(self) -> str | None:
+        return self._turn.turn.turn_id if self._turn is not None else None
+
+    async def publish_tools(self, tools: Sequence[HostTool]) -> None:
+        if not self.features.host_tools:
+            await super().publish_tools(tools)  # raises UnsupportedOperation
+        assert self._host is not None
+        await self._host.publish(tools)
 
     # ------------------------------------------------------------ the agent's messages
 

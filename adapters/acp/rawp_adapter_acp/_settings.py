@@ -31,6 +31,13 @@ class AcpSettings(AgentProcessSettings):
         "`loadSession`); otherwise `session/new`.",
     )
     mcp_servers: McpServers = []
+    host_tools: bool = Field(
+        default=False,
+        description="Serve the Master's published tools (`tool.catalog.publish`) to the "
+        "agent as an MCP server of the session (`rawp`, over stdio, relayed to the adapter "
+        "on 127.0.0.1): for agents that follow MCP `notifications/tools/list_changed` "
+        "(a catalog comes after `session/new`).",
+    )
     modes: dict[str, str] = Field(
         default_factory=lambda: {"plan": "plan", "default": "default"},
         description="The agent's mode id for each DPS mode (`session/set_mode`).",

@@ -1,0 +1,150 @@
+"""The Master's host tools as an MCP server for an ACP agent (ACP agents take tools
+only as MCP servers). The agent starts :mod:`rawp_adapter_acp._mcp_relay` over stdio;
+the relay connects to :class:`HostToolServer` on 127.0.0.1 (a port of the session's
+own, its first line the session's random token) and this side speaks MCP: ``tools/list``
+gives the published catalog, ``tools/call`` goes to
+:meth:`~rawp_adapters.SessionContext.call_host_tool` (schema check, deadline, abort,
+the session's end: the runtime's rules), and a catalog published later is announced
+with ``notifications/tools/list_changed``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import ByteStream, SocketAttribute
+
+from rawp_adapters import HostToolCall, LineFramer, McpServer, OversizedLine, SessionContext
+from rawp_adapters.frames import HostTool
+
+SERVER_NAME = "rawp"
+"""The MCP server's name: the agent shows the tools as its (``mcp__rawp__<tool>``)."""
+_RELAY = Path(__file__).with_name("_mcp_relay.py")
+_MAX_LINE = 16 * 1024 * 1024
+_PROTOCOL = "2025-06-18"
+_TOOL_USE_ID = "claudecode/toolUseId"
+"""Where claude-agent-acp puts its own id of the call, which the Master then sees once."""
+
+
+class HostToolServer:
+    def __init__(self, ctx: SessionContext, turn_id: Callable[[], str | None]) -> None:
+        self._ctx = ctx
+        self._turn_id = turn_id
+        self._token = secrets.token_hex(16)
+        self._tools: list[HostTool] = []
+        self._clients: set[_Client] = set()
+        self.port = 0
+
+    async def start(self) -> McpServer:
+        """Listen; the server the agent is to start."""
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        self.port = listener.extra(SocketAttribute.local_port)
+        self._ctx.start_soon(lambda: listener.serve(self._serve), name="acp host tools")
+        return McpServer(
+            name=SERVER_NAME,
+            command=sys.executable,
+            args=[str(_RELAY), str(self.port)],
+            env={"RAWP_MCP_TOKEN": self._token},
+        )
+
+    async def publish(self, tools: Sequence[HostTool]) -> None:
+        self._tools = list(tools)
+        for client in list(self._clients):
+            await client.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+    async def _serve(self, stream: ByteStream) -> None:
+        client = _Client(stream)
+        async with stream:
+            lines = client.lines()
+            first = await anext(lines, None)
+            if first != self._token.encode():
+                self._ctx.log.warning("a connection to the host tools without the token")
+                return
+            self._clients.add(client)
+            try:
+                async with anyio.create_task_group() as tg:
+                    async for line in lines:
+                        try:
+                            message = json.loads(line)
+                        except ValueError:
+                            continue
+                        if isinstance(message, dict):
+                            tg.start_soon(self._answer, client, message)
+            finally:
+                self._clients.discard(client)
+
+    async def _answer(self, client: _Client, message: dict[str, Any]) -> None:
+        method, request_id = message.get("method"), message.get("id")
+        if request_id is None:
+            return  # a notification (initialized, cancelled): nothing to answer
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        result: dict[str, Any]
+        if method == "initialize":
+            result = {
+                "protocolVersion": params.get("protocolVersion") or _PROTOCOL,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": SERVER_NAME, "version": "1"},
+            }
+        elif method == "ping":
+            result = {}
+        elif method == "tools/list":
+            result = {
+                "tools": [
+                    {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+                    for t in self._tools
+                ]
+            }
+        elif method == "tools/call":
+            result = await self._call(params)
+        else:
+            await client.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {"code": -32601, "message": f"no method {method!r}"},
+                }
+            )
+            return
+        await client.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _call(self, params: dict[str, Any]) -> dict[str, Any]:
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        assert isinstance(meta, dict)
+        own_id = meta.get(_TOOL_USE_ID)
+        arguments = params.get("arguments")
+        outcome = await self._ctx.call_host_tool(
+            HostToolCall(
+                invocation_id=own_id if isinstance(own_id, str) else f"mcp-{uuid.uuid4().hex}",
+                tool_name=str(params.get("name")),
+                input=arguments if isinstance(arguments, dict) else {},
+                turn_id=self._turn_id(),
+            )
+        )
+        return {"content": [{"type": "text", "text": outcome.text}], "isError": outcome.is_error}
+
+
+class _Client:
+    def __init__(self, stream: ByteStream) -> None:
+        self._stream = stream
+        self._lock = anyio.Lock()
+
+    async def lines(self) -> AsyncIterator[bytes]:
+        framer = LineFramer(_MAX_LINE)
+        async for chunk in self._stream:
+            for line in framer.feed(chunk):
+                if not isinstance(line, OversizedLine):
+                    yield line
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False).encode() + b"\n"
+        async with self._lock:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await self._stream.send(data)
