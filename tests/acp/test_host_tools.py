@@ -1,24 +1,25 @@
 """The Master's host tools on a real ACP agent: claude-agent-acp gets them as the
 session's ``rawp`` MCP server, the catalog published after ``session/new`` reaches it
 (MCP ``tools/list_changed``), and its call goes to the Master, whose answer the model
-sees. Runs on asyncio only (how the adapter runs on each loop is proven elsewhere)."""
+sees; a ``Delegation`` runs a sub-agent the same way. Runs on asyncio only (how the adapter runs on each loop is proven elsewhere)."""
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from pathlib import Path
 
 import anyio
 import pytest
 
-from rawp_adapters import ClientFrame, open_session
+from rawp_adapters import AgentMetadata, ClientFrame, open_session
 from rawp_adapters.frames import (
     SessionCapabilitiesFrame,
     ToolInvokeRequestFrame,
     ToolInvokeResultFrame,
     TurnEndFrame,
 )
-from rawp_adapters.host import HostTools, allow_all, serve_host
+from rawp_adapters.host import Delegation, HostTools, allow_all, serve_host
 from tests.acp.test_mcp_servers import TIMEOUT, adapter_with_mcp
 
 pytestmark = [pytest.mark.anyio, pytest.mark.acp]
@@ -32,12 +33,12 @@ async def lookup(word: str) -> str:
     return f"glossary says {word[::-1]}"
 
 
-async def test_claude_calls_a_host_tool_published_after_the_session_started(
-    anyio_backend: str, servers: dict[str, str], tmp_path: Path
-) -> None:
-    if anyio_backend != "asyncio":
-        pytest.skip("runs on asyncio only (see the module docstring)")
-    adapter, workspace = adapter_with_mcp("claude", servers, tmp_path, host_tools=True)
+async def run_claude(
+    servers: dict[str, str], home: Path, host_tools: HostTools, prompt: str
+) -> tuple[list[str], list[ClientFrame]]:
+    """One prompt to claude-agent-acp with ``host_tools`` served by ``serve_host``; the
+    names the agent confirmed and the session's frames."""
+    adapter, workspace = adapter_with_mcp("claude", servers, home, host_tools=True)
     frames: list[ClientFrame] = []
     with anyio.fail_after(TIMEOUT):
         async with (
@@ -50,20 +51,60 @@ async def test_claude_calls_a_host_tool_published_after_the_session_started(
                 if isinstance(frame, TurnEndFrame):
                     tg.start_soon(session.close)
 
-            confirmed = await tg.start(
-                partial(serve_host, session, tools, allow_all, on_frame=on_frame)
-            )
-            await session.send(
-                session.control.prompt('CALL_TOOL mcp__rawp__lookup {"word": "turn"}')
-            )
+            serve = partial(serve_host, session, host_tools, allow_all, on_frame=on_frame)
+            confirmed: list[str] = await tg.start(serve)
+            await session.send(session.control.prompt(prompt))
+    return confirmed, frames
+
+
+def master_results(frames: list[ClientFrame]) -> list[ToolInvokeResultFrame]:
+    master = {
+        f.payload.invocation_id
+        for f in frames
+        if isinstance(f, ToolInvokeRequestFrame) and f.payload.executor == "master"
+    }
+    return [
+        f
+        for f in frames
+        if isinstance(f, ToolInvokeResultFrame) and f.payload.invocation_id in master
+    ]
+
+
+def model_text(frames: list[ClientFrame]) -> str:
+    return "".join(
+        str(getattr(f.payload, "text", "")) for f in frames if f.type == "agent.text.delta"
+    )
+
+
+async def test_claude_calls_a_host_tool_published_after_the_session_started(
+    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("runs on asyncio only (see the module docstring)")
+    confirmed, frames = await run_claude(
+        servers, tmp_path, tools, 'CALL_TOOL mcp__rawp__lookup {"word": "turn"}'
+    )
     assert confirmed == ["lookup"]
     (capabilities,) = [f for f in frames if isinstance(f, SessionCapabilitiesFrame)]
     assert capabilities.payload.features.host_tools
-    requests = [f for f in frames if isinstance(f, ToolInvokeRequestFrame)]
-    assert any(
-        r.payload.executor == "master" and r.payload.input == {"word": "turn"} for r in requests
+    (result,) = master_results(frames)
+    assert result.payload.output == "glossary says nrut"
+    assert "glossary says nrut" in model_text(frames)
+
+
+async def test_claude_delegates_a_task_to_a_sub_agent_through_a_host_tool(
+    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("runs on asyncio only (see the module docstring)")
+    demo = AgentMetadata(adapter_type="sdk", settings={"core": "demo"})
+    delegating = HostTools([Delegation(demo, name="delegate", relay="result")])
+    task = {"description": "a note", "prompt": "Note this down."}
+    confirmed, frames = await run_claude(
+        servers, tmp_path, delegating, f"CALL_TOOL mcp__rawp__delegate {json.dumps(task)}"
     )
-    results = [f for f in frames if isinstance(f, ToolInvokeResultFrame)]
-    assert any(r.payload.output == "glossary says nrut" for r in results)
-    text = "".join(getattr(f.payload, "text", "") for f in frames if f.type == "agent.text.delta")
-    assert "glossary says nrut" in text
+    assert confirmed == ["delegate"]
+    (result,) = master_results(frames)
+    assert result.payload.output_type == "agent_result"
+    assert not result.payload.is_error and result.payload.output
+    assert str(result.payload.output)[:40] in model_text(frames)
