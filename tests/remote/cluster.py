@@ -48,6 +48,10 @@ def nats_server_binary() -> str:
     return found
 
 
+class ServerNotStarted(RuntimeError):
+    pass
+
+
 class NatsServer:
     """``nats-server -js`` with file storage in ``store``, on a random port the first
     time and on the same one after :meth:`restart`."""
@@ -73,9 +77,9 @@ class NatsServer:
         assert process.stderr is not None
         ready = threading.Event()
         threading.Thread(target=self._read, args=(process.stderr, ready), daemon=True).start()
-        if not ready.wait(START_BOUND):
+        if not ready.wait(START_BOUND) or not self.running:
             self.stop()
-            raise TimeoutError("nats-server did not start:\n" + b"".join(self.lines).decode())
+            raise ServerNotStarted("nats-server did not start:\n" + b"".join(self.lines).decode())
 
     def _read(self, stream: IO[bytes], ready: threading.Event) -> None:
         for line in stream:
@@ -86,6 +90,7 @@ class NatsServer:
                 self.monitor_port = int(match.group(1))
             if b"Server is ready" in line:
                 ready.set()
+        ready.set()  # it exited (e.g. a port taken)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         process, self._process = self._process, None
@@ -307,9 +312,16 @@ def _free_ports(count: int) -> list[int]:
 
 @contextmanager
 def nats_cluster(root: Path) -> Iterator[NatsCluster]:
-    cluster = NatsCluster(root)
+    for attempt in range(3):  # a route port picked free may be taken before its node starts
+        cluster = NatsCluster(root / f"try{attempt}")
+        try:
+            cluster.start()
+            break
+        except ServerNotStarted:
+            cluster.stop()
+    else:
+        raise ServerNotStarted("the cluster did not start in 3 tries")
     try:
-        cluster.start()
         yield cluster
     finally:
         cluster.stop()
