@@ -145,8 +145,14 @@ async def test_no_agent_of_a_worker_sees_its_credentials_and_only_an_allowlist_b
     assert SECRET not in core_env
 
 
-def test_a_worker_refuses_a_password_on_its_command_line_where_every_process_can_read_it() -> None:
-    url = f"nats://acme:{SECRET}@127.0.0.1:9"
+@pytest.mark.parametrize(
+    "url",
+    [f"nats://acme:{SECRET}@127.0.0.1:9", f"nats://127.0.0.1:9,nats://acme:{SECRET}@127.0.0.2:9"],
+    ids=["one server", "the second of a cluster's"],
+)
+def test_a_worker_refuses_a_password_on_its_command_line_where_every_process_can_read_it(
+    url: str,
+) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "rawp_adapters.cli", "worker", "--nats", url],
         capture_output=True,

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from rawp_adapters.remote import Credentials
@@ -33,16 +30,3 @@ def test_each_server_is_logged_without_its_user_or_password() -> None:
 
 def test_the_password_of_every_server_is_withheld_from_agents() -> None:
     assert Credentials(token="t").secrets(CLUSTER) == {"t", "pw-a", "pw-b"}
-
-
-def test_a_worker_refuses_a_password_in_any_of_its_servers_urls() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "rawp_adapters.cli", "worker", "--nats", CLUSTER],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert "NATS_PASSWORD" in done.stderr
-    assert "pw-a" not in done.stderr
