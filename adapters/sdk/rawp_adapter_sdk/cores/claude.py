@@ -124,6 +124,7 @@ class ClaudeCore:
         self._host_tools: HostToolServer | None = None
         self._gated_host_calls: set[str] = set()
         self._plan: ClaudePlan | None = None
+        self._mcp_refused: dict[str, str] = {}
         self._models: dict[str, str] = {}
         """Every name the CLI takes for a model (its aliases, their ids) → the model id."""
         self._model_names: dict[str, str] = {}
@@ -165,6 +166,10 @@ class ClaudeCore:
         """The watchdog that kills the CLI if this process dies, while it runs."""
         return self._guard.pid if self._guard is not None else None
 
+    @property
+    def mcp_refused(self) -> Mapping[str, str]:
+        return self._mcp_refused
+
     # ------------------------------------------------------------ lifecycle
 
     async def start(self, env: CoreEnvironment) -> None:
@@ -172,6 +177,7 @@ class ClaudeCore:
             import claude_agent_sdk as sdk
 
             from rawp_adapter_sdk.cores._claude_host_tools import HostToolServer
+            from rawp_adapter_sdk.cores._claude_mcp import cli_config, refused
             from rawp_adapter_sdk.cores._claude_stream import ClaudePlan
         except ImportError as exc:
             raise CoreError(
@@ -199,7 +205,10 @@ class ClaudeCore:
             allowed_tools=self.allowed_tools,
             disallowed_tools=self.disallowed_tools,
             cli_path=self.cli_path,
-            mcp_servers={host_tools.config["name"]: host_tools.config},
+            mcp_servers={
+                **cli_config(env.mcp_servers),
+                host_tools.config["name"]: host_tools.config,
+            },
             env={
                 "CLAUDE_CONFIG_DIR": str(state / "config"),
                 "CLAUDE_CODE_TMPDIR": str(state / "tmp"),
@@ -218,6 +227,8 @@ class ClaudeCore:
             server_info = await client.get_server_info()
             self._version = _cli_version(server_info)
             self._learn_models(server_info)
+            if env.mcp_servers:
+                self._mcp_refused = await refused(client, [m.name for m in env.mcp_servers])
             self._cli_pid = _cli_pid(client)
             if self._cli_pid is not None:
                 self._guard = await ParentDeathGuard.start(self._cli_pid)
