@@ -1,7 +1,8 @@
 """The Master's host tools on a real ACP agent: claude-agent-acp gets them as the
-session's ``rawp`` MCP server, the catalog published after ``session/new`` reaches it
-(MCP ``tools/list_changed``), and its call goes to the Master, whose answer the model
-sees; a ``Delegation`` runs a sub-agent the same way. Runs on asyncio only (how the adapter runs on each loop is proven elsewhere)."""
+session's ``rawp`` MCP server, the catalog published after ``session/new`` reaches it,
+and its call goes to the Master, whose answer the model sees; a ``Delegation`` runs a
+sub-agent the same way; an abort ends a call the Master has not answered. Runs on
+asyncio only (how the adapter runs on each loop is proven elsewhere)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ import pytest
 from rawp_adapters import AgentMetadata, ClientFrame, open_session
 from rawp_adapters.frames import (
     SessionCapabilitiesFrame,
+    ToolCatalogUpdatedFrame,
     ToolInvokeRequestFrame,
     ToolInvokeResultFrame,
     TurnEndFrame,
 )
 from rawp_adapters.host import Delegation, HostTools, allow_all, serve_host
+from rawp_adapters.testing import drive
 from tests.acp.test_mcp_servers import TIMEOUT, adapter_with_mcp
+from tests.support.core_scenarios import ECHO
 
 pytestmark = [pytest.mark.anyio, pytest.mark.acp]
 
@@ -106,5 +110,33 @@ async def test_claude_delegates_a_task_to_a_sub_agent_through_a_host_tool(
     assert confirmed == ["delegate"]
     (result,) = master_results(frames)
     assert result.payload.output_type == "agent_result"
-    assert not result.payload.is_error and result.payload.output
+    assert not result.payload.is_error
+    assert result.payload.output
     assert str(result.payload.output)[:40] in model_text(frames)
+
+
+async def test_an_abort_while_the_master_runs_a_host_tool_ends_the_call_and_the_turn(
+    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("runs on asyncio only (see the module docstring)")
+    adapter, workspace = adapter_with_mcp("claude", servers, tmp_path, host_tools=True)
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        await d.send(d.control.publish_tools([ECHO]))
+        await d.wait_for(ToolCatalogUpdatedFrame)
+        start = await d.start_prompt('CALL_TOOL mcp__rawp__echo {"text": "hi"}')
+        request = await d.wait_for(
+            ToolInvokeRequestFrame, where=lambda f: f.payload.executor == "master"
+        )
+        await d.send(d.control.abort(start.payload.turn_id))
+        aborted = await d.wait_turn(start.payload.turn_id)
+        after = await d.prompt("Say hello.")
+    (result,) = [
+        f
+        for f in aborted.of_type(ToolInvokeResultFrame)
+        if f.payload.invocation_id == request.payload.invocation_id
+    ]
+    assert result.payload.is_error
+    assert result.payload.resolution == "cancelled"
+    assert aborted.stop_reason == "cancelled"
+    assert after.stop_reason == "end_turn"
