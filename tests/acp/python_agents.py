@@ -18,6 +18,9 @@ PythonAcpAgent = Literal["vibe"]
 ACP_PYTHON_DIR = REPO_ROOT / ".cache" / "acp-python"
 
 _PROGRAM = {"vibe": "vibe-acp"}
+SECOND_VIBE_MODEL = ("fake-2", "fake-model-2")
+"""A second model of Vibe's scripted provider: its alias (the id to switch to) and the
+model the scripted server then sees."""
 
 
 def program_path(name: PythonAcpAgent) -> Path:
@@ -38,6 +41,11 @@ def python_acp_settings(
     workspace.mkdir(parents=True, exist_ok=True)
     env = offline_env(home)
     env.update(vibe_env(base_url))
+    # the active model in its user config, not VIBE_ACTIVE_MODEL: a model switch is written
+    # there, and the environment would win over it
+    vibe_home = home / ".vibe"
+    vibe_home.mkdir(exist_ok=True)
+    (vibe_home / "config.toml").write_text('active_model = "fake"\n', encoding="utf-8")
     settings = {
         "command": [str(program_path(name))],
         "agent_name": name,
@@ -60,11 +68,13 @@ def vibe_env(base_url: str) -> dict[str, str]:
         "api_key_env_var": "SCRIPTED_LLM_KEY",
         "backend": "generic",
     }
-    model = {"name": "fake-model", "provider": "scripted", "alias": "fake"}
+    models = [
+        {"name": "fake-model", "provider": "scripted", "alias": "fake"},
+        {"name": SECOND_VIBE_MODEL[1], "provider": "scripted", "alias": SECOND_VIBE_MODEL[0]},
+    ]
     return {
         "VIBE_PROVIDERS": json.dumps([provider]),
-        "VIBE_MODELS": json.dumps([model]),
-        "VIBE_ACTIVE_MODEL": "fake",
+        "VIBE_MODELS": json.dumps(models),
         "VIBE_ENABLE_TELEMETRY": "false",
         "VIBE_ENABLE_UPDATE_CHECKS": "false",
         "VIBE_ENABLE_NOTIFICATIONS": "false",

@@ -15,11 +15,15 @@ from rawp_adapters import AgentMetadata, create_adapter
 from rawp_adapters.frames import (
     InteractionRequestFrame,
     InteractionResolvedFrame,
+    ModelChangedFrame,
+    ModelListFrame,
     SessionCapabilitiesFrame,
+    SessionErrorFrame,
     ToolInvokeRequestFrame,
 )
 from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
 from tests.acp.python_agents import (
+    SECOND_VIBE_MODEL,
     PythonAcpAgent,
     program_path,
     python_acp_available,
@@ -158,6 +162,34 @@ async def test_a_second_vibe_session_resumes_the_first_with_its_history(tmp_path
     assert DEFAULT_TEXT in resumed.text
     assert ("assistant", DEFAULT_TEXT) in history
     assert history[-1] == ("user", "Say hello again.")
+
+
+@installed("vibe")
+@pytest.mark.anyio
+async def test_vibe_lists_its_models_switches_to_another_and_keeps_it_over_an_unknown_one(
+    tmp_path: Path,
+) -> None:
+    alias, model = SECOND_VIBE_MODEL
+    with ScriptedOpenAI() as llm:
+        adapter, workspace = make_adapter("vibe", llm, tmp_path)
+        async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+            await d.send(d.control.list_models())
+            listed = await d.wait_for(ModelListFrame)
+            await d.send(d.control.set_model(alias))
+            changed = await d.wait_for(ModelChangedFrame)
+            await d.prompt("Say hello.")
+            mark = len(d.frames)
+            await d.send(d.control.set_model("no-such-model"))
+            unknown = await d.wait_for(SessionErrorFrame, after=mark)
+            await d.prompt("Say hello.")
+        asked = [request.body["model"] for request in llm.log]
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    assert (caps.payload.features.model_change, caps.payload.features.model_list) == (True, True)
+    assert listed.payload.current == "fake"
+    assert alias in [m.id for m in listed.payload.models]
+    assert changed.payload.model == alias
+    assert unknown.payload.error_code == "REJECTED"
+    assert asked == [model, model]
 
 
 @installed("vibe")
