@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
 from nats.aio.msg import Msg
@@ -146,14 +146,16 @@ async def append(
     batch: Batch,
     after: int,
     give_up_after: float,
+    trace: Mapping[str, str] | None = None,
 ) -> int:
     """Publish one message of frames on condition that the subject's last message is
     stream sequence ``after`` (``0``: none), and return its own sequence. A try without
     an acknowledgement is made again (the server drops it as a duplicate if it had it,
     and acknowledges it with its sequence) for ``give_up_after`` seconds; a refusal
     other than :class:`SessionTaken` (stream full, limits) is too, logged with its
-    reason, since the frames are kept until it passes."""
-    headers = {**batch.headers(session_id), EXPECTED_LAST: str(after)}
+    reason, since the frames are kept until it passes. ``trace`` (W3C ``traceparent``
+    and ``tracestate``) goes with it as headers."""
+    headers = {**(trace or {}), **batch.headers(session_id), EXPECTED_LAST: str(after)}
     loop = asyncio.get_running_loop()
     deadline = loop.time() + give_up_after
     while True:
@@ -179,9 +181,17 @@ class Publisher:
     meanwhile making the next one. Raises :class:`SessionTaken` when another party has
     written to the session."""
 
-    def __init__(self, js: JetStreamContext, names: Names, session_id: str, max_bytes: int) -> None:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        names: Names,
+        session_id: str,
+        max_bytes: int,
+        trace: Mapping[str, str],
+    ) -> None:
         self._js = js
         self._session_id = session_id
+        self._trace = trace
         self._subject = names.frames_subject(session_id)
         self._max_bytes = max_bytes
         self._after = 0
@@ -189,5 +199,11 @@ class Publisher:
     async def publish(self, frames: Sequence[ClientFrame], give_up_after: float) -> None:
         for batch in batches(frames, self._max_bytes):
             self._after = await append(
-                self._js, self._subject, self._session_id, batch, self._after, give_up_after
+                self._js,
+                self._subject,
+                self._session_id,
+                batch,
+                self._after,
+                give_up_after,
+                self._trace,
             )

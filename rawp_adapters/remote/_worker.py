@@ -25,7 +25,7 @@ from rawp_adapters._errors import RawpError, SessionClosedError
 from rawp_adapters._logging import get_logger
 from rawp_adapters._registry import create_adapter
 from rawp_adapters._session import Session, open_session
-from rawp_adapters._telemetry import attach, context_from
+from rawp_adapters._telemetry import attach, context_from, trace_headers
 from rawp_adapters.processes import HostEnvironment, host_environment
 from rawp_adapters.remote import _ops
 from rawp_adapters.remote._batches import HEADROOM
@@ -248,7 +248,11 @@ class Worker:
     async def _publish(self, link: Link, session: Session) -> None:
         assert link.nc is not None
         max_bytes = link.nc.max_payload - HEADROOM
-        publisher = _ops.Publisher(link.js, self.names, session.session_id, max_bytes)
+        # The trace the session runs in (the Master's, from its start request) goes with
+        # its frames, so a Master can tie what it receives to it.
+        publisher = _ops.Publisher(
+            link.js, self.names, session.session_id, max_bytes, trace_headers()
+        )
         while True:
             try:
                 frames = await session.receive_all()
