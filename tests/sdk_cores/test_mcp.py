@@ -11,7 +11,7 @@ from rawp_adapter_sdk import SdkAdapter
 
 from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame, ToolInvokeResultFrame
 from rawp_adapters.testing import allow_all, drive
-from tests.support.core_scenarios import ScriptedCore
+from tests.support.core_scenarios import CORES, ScriptedCore
 from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
 from tests.support.mcp_server import (
     LOCAL_TOOL,
@@ -27,13 +27,17 @@ pytestmark = pytest.mark.anyio
 TAKES_MCP = {"openai-agents", "pydantic-ai"}
 
 
+def cores(takes_mcp: bool) -> pytest.MarkDecorator:
+    chosen = [core for core in CORES if (core.name in TAKES_MCP) == takes_mcp]
+    return pytest.mark.parametrize("core", chosen, ids=[core.name for core in chosen])
+
+
+@cores(takes_mcp=True)
 async def test_mcp_tools_over_stdio_and_http_reach_the_model_and_a_dead_server_is_reported(
-    scripted_core: ScriptedCore, llm: ScriptedOpenAI, tmp_path: Path
+    core: ScriptedCore, llm: ScriptedOpenAI, tmp_path: Path
 ) -> None:
-    if scripted_core.name not in TAKES_MCP:
-        pytest.skip(f"the {scripted_core.name} core takes no MCP servers (see the next test)")
     with http_server(header=SECRET, tool=REMOTE_TOOL) as url:
-        settings = scripted_core.settings(llm) | {"mcp_servers": servers_beside_a_dead_one(url)}
+        settings = core.settings(llm) | {"mcp_servers": servers_beside_a_dead_one(url)}
         async with drive(SdkAdapter.from_settings(settings), workspace=tmp_path) as d:
             local = await d.prompt(f'CALL_TOOL {LOCAL_TOOL} {{"text": "abc"}}')
             remote = await d.prompt(f'CALL_TOOL {REMOTE_TOOL} {{"text": "xyz"}}')
@@ -48,12 +52,11 @@ async def test_mcp_tools_over_stdio_and_http_reach_the_model_and_a_dead_server_i
         assert f"{TOOL_SAID}{stamped(text)}" in turn.text
 
 
+@cores(takes_mcp=False)
 async def test_a_core_that_takes_no_mcp_servers_names_each_in_a_warning_and_goes_on(
-    scripted_core: ScriptedCore, llm: ScriptedOpenAI, tmp_path: Path
+    core: ScriptedCore, llm: ScriptedOpenAI, tmp_path: Path
 ) -> None:
-    if scripted_core.name in TAKES_MCP:
-        pytest.skip(f"the {scripted_core.name} core takes MCP servers (see the test before)")
-    settings = scripted_core.settings(llm) | {
+    settings = core.settings(llm) | {
         "mcp_servers": servers_beside_a_dead_one("http://127.0.0.1:9/mcp")
     }
     async with drive(SdkAdapter.from_settings(settings), workspace=tmp_path, policy=allow_all) as d:
