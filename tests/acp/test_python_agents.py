@@ -6,6 +6,7 @@ invariants (``drive``)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +63,10 @@ def make_adapter(
 
 
 @pytest.fixture
-def llm(scripted: dict[str, Any]) -> ScriptedOpenAI:
-    server: ScriptedOpenAI = scripted["openai"]
-    return server
+def llm() -> Iterator[ScriptedOpenAI]:
+    """A server of the test's own: what it asserts of the requests is the test's alone."""
+    with ScriptedOpenAI() as server:
+        yield server
 
 
 @installed("vibe")
@@ -145,18 +147,19 @@ async def test_vibe_aborted_while_streaming_and_while_a_permission_waits_then_an
 
 @installed("vibe")
 @pytest.mark.anyio
-async def test_a_second_vibe_session_resumes_the_first_with_its_history(tmp_path: Path) -> None:
-    with ScriptedOpenAI() as llm:
-        first, workspace = make_adapter("vibe", llm, tmp_path)
-        async with drive(first, workspace=workspace, timeout=TIMEOUT) as d:
-            await d.prompt("Say hello.")
-        acp_session = first.acp_session_id
-        assert acp_session
+async def test_a_second_vibe_session_resumes_the_first_with_its_history(
+    llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    first, workspace = make_adapter("vibe", llm, tmp_path)
+    async with drive(first, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.prompt("Say hello.")
+    acp_session = first.acp_session_id
+    assert acp_session
 
-        again, workspace = make_adapter("vibe", llm, tmp_path, resume_session_id=acp_session)
-        async with drive(again, workspace=workspace, timeout=TIMEOUT) as d:
-            resumed = await d.prompt("Say hello again.")
-        history = [(m["role"], m["content"]) for m in llm.requests[-1]["messages"]]
+    again, workspace = make_adapter("vibe", llm, tmp_path, resume_session_id=acp_session)
+    async with drive(again, workspace=workspace, timeout=TIMEOUT) as d:
+        resumed = await d.prompt("Say hello again.")
+    history = [(m["role"], m["content"]) for m in llm.requests[-1]["messages"]]
     assert again.acp_session_id == acp_session
     assert resumed.stop_reason == "end_turn"
     assert DEFAULT_TEXT in resumed.text
@@ -167,22 +170,21 @@ async def test_a_second_vibe_session_resumes_the_first_with_its_history(tmp_path
 @installed("vibe")
 @pytest.mark.anyio
 async def test_vibe_lists_its_models_switches_to_another_and_keeps_it_over_an_unknown_one(
-    tmp_path: Path,
+    llm: ScriptedOpenAI, tmp_path: Path
 ) -> None:
     alias, model = SECOND_VIBE_MODEL
-    with ScriptedOpenAI() as llm:
-        adapter, workspace = make_adapter("vibe", llm, tmp_path)
-        async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
-            await d.send(d.control.list_models())
-            listed = await d.wait_for(ModelListFrame)
-            await d.send(d.control.set_model(alias))
-            changed = await d.wait_for(ModelChangedFrame)
-            await d.prompt("Say hello.")
-            mark = len(d.frames)
-            await d.send(d.control.set_model("no-such-model"))
-            unknown = await d.wait_for(SessionErrorFrame, after=mark)
-            await d.prompt("Say hello.")
-        asked = [request.body["model"] for request in llm.log]
+    adapter, workspace = make_adapter("vibe", llm, tmp_path)
+    async with drive(adapter, workspace=workspace, timeout=TIMEOUT) as d:
+        await d.send(d.control.list_models())
+        listed = await d.wait_for(ModelListFrame)
+        await d.send(d.control.set_model(alias))
+        changed = await d.wait_for(ModelChangedFrame)
+        await d.prompt("Say hello.")
+        mark = len(d.frames)
+        await d.send(d.control.set_model("no-such-model"))
+        unknown = await d.wait_for(SessionErrorFrame, after=mark)
+        await d.prompt("Say hello.")
+    asked = [request.body["model"] for request in llm.log]
     (caps,) = d.of_type(SessionCapabilitiesFrame)
     assert (caps.payload.features.model_change, caps.payload.features.model_list) == (True, True)
     assert listed.payload.current == "fake"
