@@ -14,6 +14,8 @@ class McpServer(BaseModel):
     """One MCP server: a stdio ``command`` (with ``args``, ``env``) the agent starts, or
     a streamable HTTP ``url`` (with ``headers``) it connects to."""
 
+    # Defaults, not default_factory=list: pydantic would read the builtin's text
+    # signature, which compiles tokenize's patterns (at each ``serve --stdio`` start).
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(
@@ -23,15 +25,15 @@ class McpServer(BaseModel):
         "with it or show it beside them).",
     )
     command: str | None = Field(default=None, description="The stdio server's program.")
-    args: list[str] = Field(default_factory=list, description="Its arguments (stdio).")
+    args: list[str] = Field(default=[], description="Its arguments (stdio).")
     env: dict[str, str] = Field(
-        default_factory=dict, description="Variables added to its environment (stdio)."
+        default={}, description="Variables added to its environment (stdio)."
     )
     url: str | None = Field(
         default=None, description="The streamable HTTP server's URL (`http://` or `https://`)."
     )
     headers: dict[str, str] = Field(
-        default_factory=dict, description="Headers of every request to it (HTTP)."
+        default={}, description="Headers of every request to it (HTTP)."
     )
 
     @model_validator(mode="after")

@@ -58,6 +58,7 @@ from rawp_adapters import (
     Turn,
     TurnResult,
     UnsupportedOperation,
+    mcp_server_refused,
 )
 from rawp_adapters.frames import (
     AgentError,
@@ -87,6 +88,7 @@ CLIENT_NAME = "rawp-adapter-codex"
 _USER_AGENT_VERSION = re.compile(r"^[^/\s]+/(\S+)")
 _EXIT_WAIT = 2.0
 """Seconds a start failure waits for the app-server's own exit, to report it."""
+NO_MCP = "the codex adapter gives codex no MCP servers yet (its mcp_servers config)"
 _ANSWER_BOUND = 2.0
 """Seconds a turn's end spends declining the approvals still open (a stuck pipe)."""
 _TREE_INTERVAL = 0.5
@@ -243,6 +245,8 @@ class CodexAdapter(Adapter[CodexSettings]):
         except Exception as exc:
             await self._fail_start(exc)
         log.info("codex thread ready", thread_id=self._thread_id, model=self._models.model)
+        for server in settings.mcp_servers:
+            await ctx.emit(mcp_server_refused(server.name, NO_MCP))
 
     async def _handshake(self, connection: Connection, workspace: Path) -> None:
         settings = self.settings

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from rawp_adapters import McpServers
 from rawp_adapters.processes import AgentProcessSettings
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -59,6 +60,7 @@ class CodexSettings(AgentProcessSettings):
     interaction_timeout_ms: int | None = Field(
         default=None, ge=1, description="Deadline of approval questions; None: the session's."
     )
+    mcp_servers: McpServers = []
     start_timeout: float = Field(
         default=60.0, gt=0, description="Seconds for `initialize` and `thread/start|resume`."
     )

@@ -19,6 +19,7 @@ from rawp_adapters import (
     Turn,
     TurnResult,
     UnsupportedOperation,
+    mcp_server_refused,
 )
 from rawp_adapters.frames import (
     AgentInfo,
@@ -29,6 +30,8 @@ from rawp_adapters.frames import (
     PlanEntry,
     PromptSteer,
 )
+
+NO_MCP = "the process adapter gives agents no MCP servers yet (omp's and pi's MCP config)"
 
 
 class ProcessAdapter(Adapter[ProcessSettings]):
@@ -104,6 +107,8 @@ class ProcessAdapter(Adapter[ProcessSettings]):
         else:
             self._agent = RpcAgent(self.settings, ctx)
         await self._agent.start()
+        for server in self.settings.mcp_servers:
+            await ctx.emit(mcp_server_refused(server.name, NO_MCP))
 
     async def prompt(self, turn: Turn) -> TurnResult:
         assert self._agent is not None, "prompt() before start()"

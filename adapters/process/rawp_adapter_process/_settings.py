@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rawp_adapters import McpServers
 from rawp_adapters.processes import AgentProcessSettings
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -68,6 +69,7 @@ class ProcessSettings(AgentProcessSettings):
     agent_name: str | None = Field(
         default=None, description="Name reported in session.capabilities; default the binary's."
     )
+    mcp_servers: McpServers = []
     model: str | None = Field(default=None, description="Passed as `--model <model>`.")
     provider: str | None = Field(default=None, description="Passed as `--provider <provider>`.")
     extra_args: list[str] = Field(
