@@ -1,7 +1,8 @@
 """The Master's host tools on a real ACP agent: claude-agent-acp gets them as the
 session's ``rawp`` MCP server, the catalog published after ``session/new`` reaches it,
 and its call goes to the Master, whose answer the model sees; a ``Delegation`` runs a
-sub-agent the same way; an abort ends a call the Master has not answered. Runs on
+sub-agent the same way; an abort ends a call the Master has not answered; the server
+answers only a connection that starts with the session's token. Runs on
 asyncio only (how the adapter runs on each loop is proven elsewhere)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from functools import partial
 from pathlib import Path
 
 import anyio
+import psutil
 import pytest
 
 from rawp_adapters import AgentMetadata, ClientFrame, open_session
@@ -140,3 +142,46 @@ async def test_an_abort_while_the_master_runs_a_host_tool_ends_the_call_and_the_
     assert result.payload.resolution == "cancelled"
     assert aborted.stop_reason == "cancelled"
     assert after.stop_reason == "end_turn"
+
+
+def relay_of(session_id: str) -> psutil.Process:
+    """The session's host tool relay, which the agent started."""
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("RAWP_SESSION_ID") == session_id and any(
+                arg.endswith("_mcp_relay.py") for arg in process.cmdline()
+            ):
+                return process
+        except psutil.Error:
+            continue
+    raise AssertionError("no host tool relay runs for the session")
+
+
+async def ask_tools(port: int, token: str) -> bytes:
+    """What the adapter answers a ``tools/list`` sent after ``token`` (b"" if it hangs up)."""
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+        await stream.send(token.encode() + b"\n" + json.dumps(request).encode() + b"\n")
+        try:
+            return await stream.receive()
+        except anyio.EndOfStream:
+            return b""
+
+
+async def test_the_host_tools_server_answers_only_with_the_sessions_token(
+    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("runs on asyncio only (see the module docstring)")
+    adapter, workspace = adapter_with_mcp("claude", servers, tmp_path, host_tools=True)
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        await d.send(d.control.publish_tools([ECHO]))
+        await d.wait_for(ToolCatalogUpdatedFrame)
+        relay = relay_of(d.session.session_id)
+        token, cmdline = relay.environ()["RAWP_MCP_TOKEN"], relay.cmdline()
+        port = int(cmdline[-1])
+        refused = await ask_tools(port, "not-the-token")
+        answered = await ask_tools(port, token)
+    assert token not in " ".join(cmdline)
+    assert refused == b""
+    assert json.loads(answered)["result"]["tools"][0]["name"] == "echo"
