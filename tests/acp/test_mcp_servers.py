@@ -1,7 +1,7 @@
 """The session's MCP servers on real ACP agents (``mcpServers`` of ``session/new``):
-claude-agent-acp gets a stdio server and a streamable HTTP one (with its header) whose
-tools the scripted model calls, beside a server that exits at once, which it leaves out
-while the session goes on; omp refuses ``session/new`` over such a server, so it is
+claude-agent-acp and gemini-cli get a stdio server and a streamable HTTP one (with its
+header) whose tools the scripted model calls, beside a server that exits at once, which
+they leave out while the session goes on; omp refuses ``session/new`` over such a server, so it is
 asked again without it and the server is named in a warning. Each runs on one event
 loop: how the adapter runs on each does not depend on MCP (the other ACP tests prove
 both)."""
@@ -39,29 +39,45 @@ def adapter_with_mcp(
     settings, workspace = acp_settings(
         name, llm_url=servers[wire_format(name)], home=home, **settings_extra
     )
-    # Claude Code offers MCP tools only through its ToolSearch tool unless told not to.
-    settings["env"]["ENABLE_TOOL_SEARCH"] = "false"
+    # Claude Code offers MCP tools only through its ToolSearch tool unless told not to;
+    # gemini-cli starts MCP servers only in a trusted workspace.
+    settings["env"].update({"ENABLE_TOOL_SEARCH": "false", "GEMINI_CLI_TRUST_WORKSPACE": "true"})
     metadata = AgentMetadata(adapter_type="process", settings={"protocol": "acp", **settings})
     return create_adapter(metadata), workspace
 
 
-async def test_claude_calls_mcp_tools_over_stdio_and_http_beside_a_dead_server(
-    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("name", "tool_name", "loop"),
+    [("claude", "mcp__{server}__{tool}", "asyncio"), ("gemini", "mcp_{server}_{tool}", "trio")],
+)
+async def test_the_agent_calls_mcp_tools_over_stdio_and_http_beside_a_dead_server(
+    name: AcpAgentName,
+    tool_name: str,
+    loop: str,
+    anyio_backend: str,
+    servers: dict[str, str],
+    tmp_path: Path,
 ) -> None:
-    if anyio_backend != "asyncio":
-        pytest.skip("runs on asyncio only (see the module docstring)")
+    if anyio_backend != loop:
+        pytest.skip(f"{name} runs this on {loop} only (see the module docstring)")
     with http_server(header=SECRET, tool=REMOTE_TOOL) as url:
         adapter, workspace = adapter_with_mcp(
-            "claude", servers, tmp_path, mcp_servers=servers_beside_a_dead_one(url)
+            name, servers, tmp_path, mcp_servers=servers_beside_a_dead_one(url)
         )
         async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
-            local = await d.prompt(f'CALL_TOOL mcp__local__{LOCAL_TOOL} {{"text": "abc"}}')
-            remote = await d.prompt(f'CALL_TOOL mcp__remote__{REMOTE_TOOL} {{"text": "xyz"}}')
+            turns = []
+            for server, tool, text in (
+                ("local", LOCAL_TOOL, "abc"),
+                ("remote", REMOTE_TOOL, "xyz"),
+            ):
+                called = tool_name.format(server=server, tool=tool)
+                turns.append((await d.prompt(f'CALL_TOOL {called} {{"text": "{text}"}}'), text))
             (capabilities,) = d.of_type(SessionCapabilitiesFrame)
     assert capabilities.payload.features.mcp_servers == ["dead", "local", "remote"]
-    for turn, text in ((local, "abc"), (remote, "xyz")):
-        (result,) = turn.of_type(ToolInvokeResultFrame)
-        assert not result.payload.is_error
+    for turn, text in turns:
+        results = turn.of_type(ToolInvokeResultFrame)
+        assert results
+        assert not results[-1].payload.is_error
         assert stamped(text) in turn.text
 
 
