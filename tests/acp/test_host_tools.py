@@ -82,7 +82,7 @@ def model_text(frames: list[ClientFrame]) -> str:
     )
 
 
-async def test_claude_calls_a_host_tool_published_after_the_session_started(
+async def test_claude_calls_a_host_tool_published_after_the_session_started_as_one_call(
     anyio_backend: str, servers: dict[str, str], tmp_path: Path
 ) -> None:
     if anyio_backend != "asyncio":
@@ -96,6 +96,11 @@ async def test_claude_calls_a_host_tool_published_after_the_session_started(
     (result,) = master_results(frames)
     assert result.payload.output == "glossary says nrut"
     assert "glossary says nrut" in model_text(frames)
+    # One call, reported once (the runtime's, under the host tool's name): the agent's
+    # call of its MCP relay is neither shown again nor asked about.
+    (request,) = [f for f in frames if isinstance(f, ToolInvokeRequestFrame)]
+    assert request.payload.tool_name == "lookup"
+    assert [f for f in frames if f.type == "agent.interaction.request"] == []
 
 
 async def test_claude_delegates_a_task_to_a_sub_agent_through_a_host_tool(

@@ -373,6 +373,9 @@ class AcpAdapter(Adapter[AcpSettings]):
                     )
                     for payload in turn.translator.announce(call):
                         await ctx.emit(payload)
+            if turn.translator.relayed(call):
+                self._answer(item, choose_option(_RELAYED, item.options, cancelling=False))
+                return
             question = turn.translator.question(
                 call, timeout_ms=self.settings.interaction_timeout_ms
             )
@@ -543,6 +546,8 @@ class AcpAdapter(Adapter[AcpSettings]):
 
 
 _DENY = InteractionOutcome(decision="deny", reason="closed")
+_RELAYED = InteractionOutcome(decision="allow", reason="answered")
+"""The agent's side of a host call: the runtime asks under the host tool's own gate."""
 _EXIT_WAIT = 2.0
 """Seconds a start failure waits for the agent's own exit, to report it."""
 

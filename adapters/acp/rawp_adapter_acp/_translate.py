@@ -12,6 +12,10 @@
   its tools only in its session updates, and its permission request may overtake the
   ``tool_call``: with ``waits_for_announcement`` such a request waits for it
   (:meth:`Translator.permission`), so the name does not depend on which came first.
+- A call of a tool of the session's ``rawp`` MCP server (the Master's host tools) is the
+  agent's side of a host call that the session runtime reports itself: it has no frames
+  here, and the agent's permission question about it is allowed without asking the
+  Master (:func:`relays_host_call`).
 - ``plan`` → ``agent.plan.updated`` with every entry (content, status; ACP's ``priority``
   has no DPS field).
 - ``usage_update`` → remembered (``cost`` is the session's running total; a turn's cost is
@@ -55,6 +59,19 @@ def own_tool_name(call: ToolCall) -> str | None:
         if isinstance(value, dict) and isinstance(value.get("toolName"), str):
             return str(value["toolName"])
     return None
+
+
+RELAYED_PREFIX = "mcp__rawp__"
+"""How an agent names a tool of the session's ``rawp`` MCP server (the Master's host
+tools; claude-agent-acp's ``mcp__<server>__<tool>``)."""
+
+
+def relays_host_call(call: ToolCall) -> bool:
+    """Whether ``call`` is the agent's side of a host call: its tool is one of the
+    session's ``rawp`` MCP server, whose call the session runtime reports (under the host
+    tool's name, with its own gate), so the agent's report of it is not the Master's."""
+    own = own_tool_name(call)
+    return own is not None and own.startswith(RELAYED_PREFIX)
 
 
 def tool_name(call: ToolCall) -> str:
@@ -111,6 +128,8 @@ class _Tool:
     name: str
     streamed: str = ""
     done: bool = False
+    relayed: bool = False
+    """The agent's side of a host call (:func:`relays_host_call`): no frames of its own."""
 
 
 @dataclass
@@ -154,7 +173,10 @@ class Translator:
         if call.tool_call_id in self._tools:
             return []
         name = tool_name(call)
-        self._tools[call.tool_call_id] = _Tool(name)
+        relayed = relays_host_call(call)
+        self._tools[call.tool_call_id] = _Tool(name, relayed=relayed)
+        if relayed:
+            return []
         return [
             *self._close_block(),
             ToolInvokeRequest(
@@ -177,6 +199,12 @@ class Translator:
         ):
             return None
         return self.announce(call)
+
+    def relayed(self, call: schema.ToolCallUpdate) -> bool:
+        """Whether the agent asks about its side of a host call: that call needs no
+        answer of the Master's (the runtime asks under the host tool's own gate)."""
+        tool = self._tools.get(call.tool_call_id)
+        return tool.relayed if tool is not None else relays_host_call(call)
 
     def question(self, call: schema.ToolCallUpdate, *, timeout_ms: int | None) -> Question:
         """The ``PERMISSION`` question for an announced call, under the name it was
@@ -212,7 +240,7 @@ class Translator:
     ) -> list[ClientPayload]:
         out = self.announce(call)
         tool = self._tools[call.tool_call_id]
-        if tool.done:
+        if tool.done or tool.relayed:
             return out
         text = content_text(call.content)
         if text and text != tool.streamed:
