@@ -9,18 +9,17 @@ from pathlib import Path
 import pytest
 from rawp_adapter_sdk import SdkAdapter
 
-from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame, ToolInvokeResultFrame
 from rawp_adapters.testing import allow_all, drive
 from tests.sdk.claude_sessions import claude_settings
 from tests.support.claude import needs_claude_sdk
 from tests.support.llm_anthropic import ScriptedAnthropic
+from tests.support.mcp_checks import call_both_servers
 from tests.support.mcp_server import (
     LOCAL_TOOL,
     REMOTE_TOOL,
     SECRET,
     http_server,
     servers_beside_a_dead_one,
-    stamped,
 )
 
 pytestmark = [pytest.mark.anyio, needs_claude_sdk]
@@ -38,14 +37,4 @@ async def test_mcp_tools_over_stdio_and_http_reach_the_model_and_a_dead_server_i
         workspace.mkdir()
         adapter = SdkAdapter.from_settings(settings)
         async with drive(adapter, workspace=workspace, policy=allow_all, timeout=60) as d:
-            local = await d.prompt(f'CALL_TOOL mcp__local__{LOCAL_TOOL} {{"text": "abc"}}')
-            remote = await d.prompt(f'CALL_TOOL mcp__remote__{REMOTE_TOOL} {{"text": "xyz"}}')
-            (capabilities,) = d.of_type(SessionCapabilitiesFrame)
-            (warning,) = d.of_type(AgentErrorFrame)
-    assert capabilities.payload.features.mcp_servers == ["local", "remote"]
-    assert warning.payload.severity == "warning"
-    assert "'dead'" in warning.payload.message
-    for turn, text in ((local, "abc"), (remote, "xyz")):
-        (result,) = turn.of_type(ToolInvokeResultFrame)
-        assert not result.payload.is_error
-        assert stamped(text) in turn.text
+            await call_both_servers(d, f"mcp__local__{LOCAL_TOOL}", f"mcp__remote__{REMOTE_TOOL}")

@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from rawp_adapter_sdk import SdkAdapter
 
-from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame, ToolInvokeResultFrame
+from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame
 from rawp_adapters.testing import allow_all, drive
 from tests.support.core_scenarios import CORES, ScriptedCore
 from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
+from tests.support.mcp_checks import call_both_servers
 from tests.support.mcp_server import (
     LOCAL_TOOL,
     REMOTE_TOOL,
     SECRET,
     http_server,
     servers_beside_a_dead_one,
-    stamped,
 )
 
 pytestmark = pytest.mark.anyio
@@ -39,17 +39,7 @@ async def test_mcp_tools_over_stdio_and_http_reach_the_model_and_a_dead_server_i
     with http_server(header=SECRET, tool=REMOTE_TOOL) as url:
         settings = core.settings(llm) | {"mcp_servers": servers_beside_a_dead_one(url)}
         async with drive(SdkAdapter.from_settings(settings), workspace=tmp_path) as d:
-            local = await d.prompt(f'CALL_TOOL {LOCAL_TOOL} {{"text": "abc"}}')
-            remote = await d.prompt(f'CALL_TOOL {REMOTE_TOOL} {{"text": "xyz"}}')
-            (capabilities,) = d.of_type(SessionCapabilitiesFrame)
-            (warning,) = d.of_type(AgentErrorFrame)
-    assert capabilities.payload.features.mcp_servers == ["local", "remote"]
-    assert warning.payload.severity == "warning"
-    assert "'dead'" in warning.payload.message
-    for turn, text in ((local, "abc"), (remote, "xyz")):
-        (result,) = turn.of_type(ToolInvokeResultFrame)
-        assert not result.payload.is_error
-        assert f"{TOOL_SAID}{stamped(text)}" in turn.text
+            await call_both_servers(d, LOCAL_TOOL, REMOTE_TOOL, said=TOOL_SAID)
 
 
 @cores(takes_mcp=False)

@@ -1,0 +1,32 @@
+"""What every agent given the test MCP servers (a stdio one, an HTTP one and a dead one,
+:func:`tests.support.mcp_server.servers_beside_a_dead_one`) must show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame, ToolInvokeResultFrame
+from rawp_adapters.testing import SessionDriver, TurnRecord
+from tests.support.mcp_server import stamped
+
+
+async def call_both_servers(
+    d: SessionDriver[Any], local_tool: str, remote_tool: str, *, said: str = ""
+) -> None:
+    """The model calls the stdio server's tool, then the HTTP server's; both answer, and
+    the dead server is named in one warning while the session goes on."""
+    local = await d.prompt(f'CALL_TOOL {local_tool} {{"text": "abc"}}')
+    remote = await d.prompt(f'CALL_TOOL {remote_tool} {{"text": "xyz"}}')
+    (capabilities,) = d.of_type(SessionCapabilitiesFrame)
+    (warning,) = d.of_type(AgentErrorFrame)
+    assert capabilities.payload.features.mcp_servers == ["local", "remote"]
+    assert warning.payload.severity == "warning"
+    assert "'dead'" in warning.payload.message
+    for turn, text in ((local, "abc"), (remote, "xyz")):
+        _answered(turn, f"{said}{stamped(text)}")
+
+
+def _answered(turn: TurnRecord, text: str) -> None:
+    (result,) = turn.of_type(ToolInvokeResultFrame)
+    assert not result.payload.is_error
+    assert text in turn.text
