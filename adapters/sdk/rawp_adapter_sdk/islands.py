@@ -20,13 +20,13 @@ variables (sniffio's name of the session's async library among them) reach the S
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import math
 import sys
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
-from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -109,7 +109,7 @@ class Finished(Generic[T]):
     error: BaseException | None = None
 
 
-class Job(Future[T]):
+class Job(concurrent.futures.Future[T]):
     """A coroutine on the island. Unlike ``asyncio.run_coroutine_threadsafe``'s future,
     it is done only once the coroutine has ended, even when cancelled: waiting for it
     after :meth:`cancel` waits for the SDK's own cleanup."""
@@ -147,7 +147,7 @@ class Job(Future[T]):
 
     def _ended(self, task: asyncio.Task[T]) -> None:
         if task.cancelled():
-            self.set_exception(CancelledError())
+            self.set_exception(concurrent.futures.CancelledError())
         elif (error := task.exception()) is not None:
             self.set_exception(error)
         else:
