@@ -21,11 +21,25 @@ def alive(pid: int) -> bool:
 
 
 async def wait_gone(pids: list[int], timeout: float) -> None:
-    """Wait until none of ``pids`` is alive; ``TimeoutError`` after ``timeout`` seconds."""
-    with anyio.fail_after(timeout):
+    """Wait until none of ``pids`` is alive; ``TimeoutError`` naming those still alive
+    after ``timeout`` seconds."""
+    with anyio.move_on_after(timeout):
         # Nothing signals "a process that is not our child is gone": poll, bounded.
         while any(alive(pid) for pid in pids):  # noqa: ASYNC110
             await anyio.sleep(0.02)
+        return
+    raise TimeoutError(f"still alive after {timeout:g} s: {_described(pids)}")
+
+
+def _described(pids: list[int]) -> str:
+    found = []
+    for pid in pids:
+        try:
+            process = psutil.Process(pid)
+            found.append(f"{pid} {process.status()} ppid={process.ppid()} {process.cmdline()[:3]}")
+        except psutil.NoSuchProcess:
+            continue
+    return "; ".join(found)
 
 
 def cgroup_directory() -> Path:
