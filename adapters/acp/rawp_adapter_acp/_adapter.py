@@ -20,10 +20,10 @@ from rawp_adapter_acp._agent import (
     UsageReport,
 )
 from rawp_adapter_acp._bridge import Bridge
-from rawp_adapter_acp._host_mcp import SERVER_NAME, HostToolServer
+from rawp_adapter_acp._host_mcp import HostToolServer
 from rawp_adapter_acp._models import ModelControl
 from rawp_adapter_acp._settings import AcpSettings
-from rawp_adapter_acp._translate import Translator, waits_for_announcement
+from rawp_adapter_acp._translate import SERVER_NAME, Translator, waits_for_announcement
 from rawp_adapters import (
     Adapter,
     AdapterSettings,

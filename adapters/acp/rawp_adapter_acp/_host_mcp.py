@@ -21,11 +21,10 @@ from typing import Any
 import anyio
 from anyio.abc import ByteStream, SocketAttribute
 
+from rawp_adapter_acp._translate import SERVER_NAME
 from rawp_adapters import HostToolCall, LineFramer, McpServer, OversizedLine, SessionContext
 from rawp_adapters.frames import HostTool
 
-SERVER_NAME = "rawp"
-"""The MCP server's name: the agent shows the tools as its (``mcp__rawp__<tool>``)."""
 _RELAY = Path(__file__).with_name("_mcp_relay.py")
 _MAX_LINE = 16 * 1024 * 1024
 _PROTOCOL = "2025-06-18"

@@ -61,9 +61,10 @@ def own_tool_name(call: ToolCall) -> str | None:
     return None
 
 
-RELAYED_PREFIX = "mcp__rawp__"
-"""How an agent names a tool of the session's ``rawp`` MCP server (the Master's host
-tools; claude-agent-acp's ``mcp__<server>__<tool>``)."""
+SERVER_NAME = "rawp"
+"""The name of the session's MCP server of the Master's host tools."""
+RELAYED_PREFIX = f"mcp__{SERVER_NAME}__"
+"""How an agent names a tool of that server (claude-agent-acp's ``mcp__<server>__<tool>``)."""
 
 
 def relays_host_call(call: ToolCall) -> bool:
