@@ -61,7 +61,9 @@ COMMAND_APPROVAL = "item/commandExecution/requestApproval"
 FILE_CHANGE_APPROVAL = "item/fileChange/requestApproval"
 APPROVALS = (COMMAND_APPROVAL, FILE_CHANGE_APPROVAL)
 
-_TEXT_DELTAS = {
+BlockKind = Literal["text", "thinking"]
+
+_TEXT_DELTAS: dict[str, BlockKind] = {
     "item/agentMessage/delta": "text",
     "item/reasoning/summaryTextDelta": "thinking",
     "item/reasoning/textDelta": "thinking",
@@ -73,8 +75,6 @@ _PLAN_STATUS: dict[str, PlanStatus] = {
     "completed": "completed",
 }
 _STOP_REASONS: dict[str, StopReason] = {"completed": "end_turn", "interrupted": "cancelled"}
-
-BlockKind = Literal["text", "thinking"]
 
 
 def tool_name(item: ToolItem) -> str:
@@ -167,7 +167,8 @@ class _Tool:
     name: str
     input: dict[str, Any]
     title: str | None
-    streamed: str = ""
+    streamed: list[str] = field(default_factory=list)
+    """The output deltas (joined once, at the result)."""
     done: bool = False
 
 
@@ -237,7 +238,7 @@ class Translator:
             return out
         tool.done = True
         failed = _failed(item)
-        output = _result_text(item, tool.streamed)
+        output = _result_text(item, "".join(tool.streamed))
         if not output and failed and not isinstance(item, WebSearchItem):
             output = item.status  # "declined", "failed"
         out.append(
@@ -255,7 +256,7 @@ class Translator:
         tool = self._tools.get(note.item_id)
         if tool is None or tool.done or not note.delta:
             return []
-        tool.streamed += note.delta
+        tool.streamed.append(note.delta)
         return [
             ToolInvokeStream(invocation_id=note.item_id, output=note.delta, turn_id=self.turn_id)
         ]
@@ -264,9 +265,9 @@ class Translator:
 
     def notification(self, method: str, params: dict[str, Any]) -> list[ClientPayload]:
         """The payloads of one notification about this turn."""
-        if method in _TEXT_DELTAS:
+        kind = _TEXT_DELTAS.get(method)
+        if kind is not None:
             note = DeltaNotification.model_validate(params)
-            kind: BlockKind = "text" if _TEXT_DELTAS[method] == "text" else "thinking"
             return self._delta(kind, note.item_id, note.delta)
         if method in _TOOL_DELTAS:
             return self._tool_delta(DeltaNotification.model_validate(params))
@@ -278,9 +279,7 @@ class Translator:
             if isinstance(item, ReasoningItem):
                 text = "\n".join(item.summary or item.content)
                 return self._text_completed("thinking", item.id, text) if completed else []
-            if isinstance(item, CommandExecutionItem | FileChangeItem | McpToolCallItem):
-                return self._tool_completed(item) if completed else self._announce(item)
-            if isinstance(item, WebSearchItem):
+            if isinstance(item, ToolItem):
                 return self._tool_completed(item) if completed else self._announce(item)
             if completed and item.type == "contextCompaction":  # codex compacted on its own
                 return [*self._close_block(), SessionCompacted(trigger="auto")]
