@@ -66,7 +66,7 @@ class Follower:
             stream, subject = self._names.frames_stream, self._names.frames_subject(session_id)
             with contextlib.suppress(NotFoundError):  # none stored: nothing to read
                 last = await self._js.get_last_msg(stream, subject)
-                start = await start_after(self._js, stream, subject, from_seq)
+                start = await start_after(self._js, stream, subject, from_seq, last)
                 if start is None or start <= (last.seq or 0):
                     async for message in replay(self._js, stream, subject, start):
                         deliver(message.data)

@@ -13,7 +13,7 @@ from typing import Final
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from rawp_adapters.remote._batches import seq_range
@@ -23,17 +23,21 @@ _REPLAY_WAIT: Final = 1.0
 _REPLAY_INACTIVE: Final = 30.0
 
 
-async def start_after(js: JetStreamContext, stream: str, subject: str, seq: int) -> int | None:
+async def start_after(
+    js: JetStreamContext, stream: str, subject: str, seq: int, last: RawStreamMsg | None = None
+) -> int | None:
     """The stream sequence to read ``subject`` from so that its first message holds the
     frame after ``seq`` (one past its last message when that holds ``seq``); ``None``
     when nothing can be skipped or a message does not say its ``seq`` range (then read
-    it all). Frames up to ``seq`` in that first message are the reader's to skip."""
+    it all). Frames up to ``seq`` in that first message are the reader's to skip.
+    ``last``: the subject's last message, when the caller already has it."""
     if seq <= 0:
         return None
-    try:
-        last = await js.get_last_msg(stream, subject)
-    except NotFoundError:
-        return None
+    if last is None:
+        try:
+            last = await js.get_last_msg(stream, subject)
+        except NotFoundError:
+            return None
     last_range = seq_range(last.headers)
     if last_range is None or last.seq is None:
         return None
