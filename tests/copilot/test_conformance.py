@@ -15,8 +15,8 @@ from rawp_adapter_sdk import SdkAdapter
 from rawp_adapters.testing import ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
 from tests.copilot.sessions import core_settings
+from tests.support.core_scenarios import run_readme_check
 from tests.support.llm_openai import ScriptedOpenAI
-from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +48,8 @@ class TestCopilotCoreConformance(ConformanceTests):
 def test_the_readmes_check_of_the_copilot_core_passes_against_the_scripted_model(
     copilot_cli: Path, tmp_path: Path
 ) -> None:
-    printed = readme_check("sdk", core="copilot")
     env = os.environ | {"COPILOT_CLI_PATH": str(copilot_cli)}
-    with ScriptedOpenAI() as llm:
-        argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
-        out = run_check([*argv, "--workspace", str(tmp_path)], env=env)
-        assert llm.violations == []
+    out = run_readme_check("copilot", tmp_path, env=env)
     for rule in ("permission-request: tool write", "host-tool-call", "thinking"):
         assert f"PASS  CAPABILITY  {rule}" in out
     assert "FAIL" not in out

@@ -12,8 +12,8 @@ import pytest
 from rawp_adapters.testing import ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
 from tests.openai_agents.conftest import core
+from tests.support.core_scenarios import run_readme_check
 from tests.support.llm_openai import ScriptedOpenAI
-from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
 
 TOOL_PROMPT = 'CALL_TOOL write_file {"path": "kit.txt", "content": "hi"}'
 HOST_TOOL_PROMPT = 'CALL_TOOL kit_echo {"message": "hi"}'
@@ -48,11 +48,7 @@ class TestOpenAIAgentsCoreConformance(ConformanceTests):
 def test_the_readmes_check_of_the_openai_agents_core_passes_against_the_scripted_model(
     tmp_path: Path,
 ) -> None:
-    printed = readme_check("sdk", core="openai-agents")
-    with ScriptedOpenAI() as llm:
-        argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
-        out = run_check([*argv, "--workspace", str(tmp_path)])
-        assert llm.violations == []
+    out = run_readme_check("openai-agents", tmp_path)
     for rule in ("permission-deadline", "abort-cancels", "unsupported-answered"):
         assert f"PASS  MUST        {rule}" in out
     for rule in ("permission-request", "tool-events", "host-tool-call", "thinking"):

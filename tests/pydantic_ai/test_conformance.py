@@ -13,8 +13,8 @@ from rawp_adapter_sdk import SdkAdapter
 from rawp_adapters.testing import ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
 from tests.pydantic_ai.sessions import core_settings
+from tests.support.core_scenarios import run_readme_check
 from tests.support.llm_openai import ScriptedOpenAI
-from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
 
 TOOL_PROMPT = "WRITE_FILE kit.txt"
 HOST_TOOL_PROMPT = 'CALL_TOOL kit_echo {"message": "hi"}'
@@ -50,11 +50,7 @@ class TestPydanticAiCoreConformance(ConformanceTests):
 def test_the_readmes_check_of_the_pydantic_ai_core_passes_against_the_scripted_model(
     tmp_path: Path,
 ) -> None:
-    printed = readme_check("sdk", core="pydantic-ai")
-    with ScriptedOpenAI() as llm:
-        argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
-        out = run_check([*argv, "--workspace", str(tmp_path)])
-        assert llm.violations == []
+    out = run_readme_check("pydantic-ai", tmp_path)
     for rule in ("permission-request: tool write", "host-tool-call", "thinking", "model-change"):
         assert f"PASS  CAPABILITY  {rule}" in out
     assert "FAIL" not in out

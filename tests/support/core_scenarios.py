@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from rawp_adapters.frames import (
 from rawp_adapters.testing import SessionDriver
 from tests.copilot.conftest import installed_cli
 from tests.support.llm_openai import ScriptedOpenAI
+from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
 
 ECHO = {
     "name": "echo",
@@ -144,3 +146,14 @@ async def host_call_started(d: SessionDriver[Any]) -> tuple[TurnStartFrame, Tool
         ToolInvokeRequestFrame, where=lambda f: f.payload.executor == "master"
     )
     return start, request
+
+
+def run_readme_check(core: str, workspace: Path, env: dict[str, str] | None = None) -> str:
+    """The output of the README's ``rawp-adapters check sdk`` line of ``core``, run as
+    printed against a scripted model of its own (which saw no violation)."""
+    printed = readme_check("sdk", core=core)
+    with ScriptedOpenAI() as llm:
+        argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
+        out = run_check([*argv, "--workspace", str(workspace)], env=env)
+        assert llm.violations == []
+    return out
