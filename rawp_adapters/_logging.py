@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from rawp_adapters._telemetry import trace_ids
@@ -30,6 +31,19 @@ def get_logger(name: str) -> BoundLogger:
         configured: BoundLogger = structlog.get_logger(name)
         return configured
     return cast("BoundLogger", _StdlibLogger(logging.getLogger(name), {}))
+
+
+def _at_level(level: int, method: str) -> Callable[..., Any]:
+    """The ``BoundLogger`` method ``method`` of a :class:`_StdlibLogger`: what ``level``
+    drops costs a level test; the rest goes to the structlog logger, made then."""
+
+    def log(self: _StdlibLogger, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if self._stdlib.isEnabledFor(level):
+            return getattr(self._structlog(), method)(event, *args, **kw)
+        return None
+
+    log.__name__ = log.__qualname__ = method
+    return log
 
 
 class _StdlibLogger:
@@ -51,35 +65,12 @@ class _StdlibLogger:
             return self._bound.bind(**values)
         return cast("BoundLogger", _StdlibLogger(self._stdlib, {**self._values, **values}))
 
-    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if self._stdlib.isEnabledFor(logging.DEBUG):
-            return self._structlog().debug(event, *args, **kw)
-        return None
-
-    def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if self._stdlib.isEnabledFor(logging.INFO):
-            return self._structlog().info(event, *args, **kw)
-        return None
-
-    def warning(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if self._stdlib.isEnabledFor(logging.WARNING):
-            return self._structlog().warning(event, *args, **kw)
-        return None
-
-    def error(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if self._stdlib.isEnabledFor(logging.ERROR):
-            return self._structlog().error(event, *args, **kw)
-        return None
-
-    def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if self._stdlib.isEnabledFor(logging.ERROR):
-            return self._structlog().exception(event, *args, **kw)
-        return None
-
-    def critical(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if self._stdlib.isEnabledFor(logging.CRITICAL):
-            return self._structlog().critical(event, *args, **kw)
-        return None
+    debug = _at_level(logging.DEBUG, "debug")
+    info = _at_level(logging.INFO, "info")
+    warning = _at_level(logging.WARNING, "warning")
+    error = _at_level(logging.ERROR, "error")
+    exception = _at_level(logging.ERROR, "exception")
+    critical = _at_level(logging.CRITICAL, "critical")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._structlog(), name)
