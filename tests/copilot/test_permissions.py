@@ -17,24 +17,14 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import deny_all, never_answer
 from tests.copilot.sessions import WRITE_PROMPT, WRITE_TOOL, copilot_session
+from tests.support.core_scenarios import PARALLEL_WRITES, files, parallel_writes
 from tests.support.llm_openai import (
     DEFAULT_TEXT,
     TOOL_SAID,
-    Part,
-    Reply,
     ScriptedOpenAI,
-    ToolCall,
-    last_user_text,
-    trailing_tool_results,
 )
 
 pytestmark = pytest.mark.anyio
-
-PARALLEL_WRITES = "PARALLEL_WRITES"
-
-
-def files(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.iterdir())
 
 
 async def test_an_allowed_write_runs_in_the_workspace_and_the_model_sees_its_result(
@@ -97,22 +87,10 @@ async def test_aborting_a_turn_that_waits_for_permission_ends_it_cancelled_and_w
     assert after.text == DEFAULT_TEXT
 
 
-def _parallel_writes(body: dict[str, object]) -> Reply | None:
-    if PARALLEL_WRITES not in last_user_text(body) or trailing_tool_results(body):
-        return None
-    calls = (
-        ToolCall("write", {"path": "first.txt", "content": "1"}),
-        ToolCall("write", {"path": "second.txt", "content": "2"}),
-    )
-    return Reply(
-        parts=(Part("text", ("Writing both.",)),), tool_calls=calls, finish_reason="tool_calls"
-    )
-
-
 async def test_two_parallel_writes_answered_in_reverse_order_each_get_their_own_answer(
     copilot_cli: Path, tmp_path: Path
 ) -> None:
-    with ScriptedOpenAI(responder=_parallel_writes) as llm:
+    with ScriptedOpenAI(responder=parallel_writes) as llm:
         async with copilot_session(llm, copilot_cli, tmp_path, policy=never_answer) as d:
             start = await d.start_prompt(PARALLEL_WRITES)
             # both asked at once: well before the first could time out (30 s)

@@ -18,6 +18,7 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
 from tests.openai_agents.conftest import core
+from tests.support.core_scenarios import files
 from tests.support.llm_openai import (
     TOOL_SAID,
     Reply,
@@ -39,10 +40,6 @@ def two_writes(body: dict[str, Any]) -> Reply | None:
         return None
     calls = tuple(ToolCall("write_file", {"path": f"{n}.txt", "content": n}) for n in ("a", "b"))
     return Reply(tool_calls=calls, finish_reason="tool_calls")
-
-
-def files(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.iterdir())
 
 
 async def test_an_allowed_write_asks_first_then_writes_and_the_model_sees_the_result(

@@ -23,7 +23,14 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import SessionDriver
 from tests.copilot.conftest import installed_cli
-from tests.support.llm_openai import ScriptedOpenAI
+from tests.support.llm_openai import (
+    Part,
+    Reply,
+    ScriptedOpenAI,
+    ToolCall,
+    last_user_text,
+    trailing_tool_results,
+)
 from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
 
 ECHO = {
@@ -157,3 +164,26 @@ def run_readme_check(core: str, workspace: Path, env: dict[str, str] | None = No
         out = run_check([*argv, "--workspace", str(workspace)], env=env)
         assert llm.violations == []
     return out
+
+
+def files(directory: Path) -> list[str]:
+    """The names in ``directory``, sorted."""
+    return sorted(p.name for p in directory.iterdir())
+
+
+PARALLEL_WRITES = "PARALLEL_WRITES"
+"""The prompt on which :func:`parallel_writes` has the model call ``write`` twice at once."""
+
+
+def parallel_writes(body: dict[str, object]) -> Reply | None:
+    """A responder: on :data:`PARALLEL_WRITES` the model calls the core's ``write`` tool
+    twice in one reply (``first.txt``, ``second.txt``)."""
+    if PARALLEL_WRITES not in last_user_text(body) or trailing_tool_results(body):
+        return None
+    calls = (
+        ToolCall("write", {"path": "first.txt", "content": "1"}),
+        ToolCall("write", {"path": "second.txt", "content": "2"}),
+    )
+    return Reply(
+        parts=(Part("text", ("Writing both.",)),), tool_calls=calls, finish_reason="tool_calls"
+    )
