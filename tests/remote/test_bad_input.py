@@ -13,13 +13,13 @@ from nats.errors import MaxPayloadError
 from nats.js.api import DiscardPolicy
 from nats.js.errors import APIError
 
-from rawp_adapters.frames import SessionErrorFrame, TextDeltaFrame
+from rawp_adapters.frames import SessionErrorFrame
 from rawp_adapters.remote import WORKER_LOST, Names, RemoteSessions
 from rawp_adapters.remote._store import CONTROL_BACKLOG, ensure_streams
-from rawp_adapters.testing import check_frames, never_answer
+from rawp_adapters.testing import check_frames
 from tests.remote.cluster import NatsServer, running_worker
 from tests.remote.masters import driving
-from tests.remote.test_wire import PACE
+from tests.remote.test_wire import PACE, mid_turn
 
 pytestmark = pytest.mark.anyio
 
@@ -58,19 +58,16 @@ async def test_a_message_that_is_no_frames_on_a_frames_subject_is_skipped_and_th
     nats: NatsServer, prefix: str, tmp_path: Path
 ) -> None:
     names = Names(prefix)
-    async with (
-        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
-        running_worker(nats.url, prefix, "--allow-import-path") as worker,
+    async with mid_turn(nats.url, prefix, tmp_path, LEASE, "PACE 100000 100") as (
+        worker,
+        session,
+        d,
     ):
-        session = await remote.open(PACE, workspace=str(tmp_path))
-        async with driving(session, never_answer) as d:
-            await d.start_prompt("PACE 100000 100")
-            await d.wait_for(TextDeltaFrame)
-            subject = names.frames_subject(session.session_id)
-            garbage = b'not json\n[1, 2]\n{"type": "agent.text.delta"}\n'
-            await anyio.to_thread.run_sync(anyio.run, _publish, nats.url, subject, garbage)
-            await worker.wait_logged("session ended without its frames out")  # fenced off
-            await d.closed()
+        subject = names.frames_subject(session.session_id)
+        garbage = b'not json\n[1, 2]\n{"type": "agent.text.delta"}\n'
+        await anyio.to_thread.run_sync(anyio.run, _publish, nats.url, subject, garbage)
+        await worker.wait_logged("session ended without its frames out")  # fenced off
+        await d.closed()
     assert [f.seq for f in d.frames] == list(range(1, len(d.frames) + 1))
     assert check_frames(d.frames) == []
     errors = [f.payload.error_code for f in d.frames if f.type == "agent.error"]

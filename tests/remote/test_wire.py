@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,48 @@ from rawp_adapters.frames import SessionClosedFrame, TextDeltaFrame
 from rawp_adapters.remote import WORKER_LOST, Names, RemoteSession, RemoteSessions
 from rawp_adapters.remote._batches import frame_lines, seq_range
 from rawp_adapters.testing import SessionDriver, check_frames, never_answer
-from tests.remote.cluster import NatsServer, running_worker
+from tests.remote.cluster import NatsServer, WorkerProcess, running_worker
 from tests.remote.masters import WAIT, driving
 
 pytestmark = pytest.mark.anyio
 
 PACE = AgentMetadata(adapter_type="sdk", settings={"core": "tests.remote.pace_core:pace_core"})
 LEASE = 2.0
+
+
+@asynccontextmanager
+async def burst_ended(
+    url: str, prefix: str, workspace: Path, chunks: int
+) -> AsyncIterator[tuple[RemoteSessions, RemoteSession, SessionDriver]]:
+    """A worker and a Master whose session has streamed one turn of ``chunks`` chunks
+    (``BURST``) and ended; yields the Master, the session and its driver."""
+    async with (
+        running_worker(url, prefix, "--allow-import-path"),
+        await RemoteSessions.connect(url, prefix=prefix) as remote,
+    ):
+        session = await remote.open(PACE, workspace=str(workspace))
+        async with driving(session) as d:
+            await d.prompt(f"BURST {chunks}")
+            await d.end()
+        yield remote, session, d
+
+
+@asynccontextmanager
+async def mid_turn(
+    url: str, prefix: str, workspace: Path, lease: float, prompt: str
+) -> AsyncIterator[tuple[WorkerProcess, RemoteSession, SessionDriver]]:
+    """A Master (leases of ``lease`` s) and a worker whose session is streaming the turn
+    of ``prompt`` (its questions never answered): its first text has arrived. Yields
+    the worker, the session and its driver."""
+    async with (
+        await RemoteSessions.connect(url, prefix=prefix, lease_ttl=lease) as remote,
+        running_worker(url, prefix, "--allow-import-path") as worker,
+    ):
+        session = await remote.open(PACE, workspace=str(workspace))
+        async with driving(session, never_answer) as d:
+            await d.start_prompt(prompt)
+            await d.wait_for(TextDeltaFrame)
+            yield worker, session, d
 
 
 Stored = list[tuple[int, int, list[dict[str, Any]]]]
@@ -62,14 +99,7 @@ async def stored(url: str, names: Names, session_id: str) -> Stored:
 async def test_a_burst_of_frames_travels_several_to_a_message_with_each_seq_once(
     nats: NatsServer, prefix: str, tmp_path: Path
 ) -> None:
-    async with (
-        running_worker(nats.url, prefix, "--allow-import-path"),
-        await RemoteSessions.connect(nats.url, prefix=prefix) as remote,
-    ):
-        session = await remote.open(PACE, workspace=str(tmp_path))
-        async with driving(session) as d:
-            await d.prompt("BURST 3000")
-            await d.end()
+    async with burst_ended(nats.url, prefix, tmp_path, 3000) as (_, session, d):
         messages = await anyio.to_thread.run_sync(
             anyio.run, stored, nats.url, Names(prefix), session.session_id
         )
@@ -84,14 +114,7 @@ async def test_a_burst_of_frames_travels_several_to_a_message_with_each_seq_once
 async def test_a_master_attaching_from_any_seq_gets_exactly_the_frames_after_it(
     nats: NatsServer, prefix: str, tmp_path: Path
 ) -> None:
-    async with (
-        running_worker(nats.url, prefix, "--allow-import-path"),
-        await RemoteSessions.connect(nats.url, prefix=prefix) as remote,
-    ):
-        session = await remote.open(PACE, workspace=str(tmp_path))
-        async with driving(session) as d:
-            await d.prompt("BURST 2000")
-            await d.end()
+    async with burst_ended(nats.url, prefix, tmp_path, 2000) as (remote, session, d):
         last = d.frames[-1].seq
         for from_seq in (1, 2, 3, 17, 500, 1001, last - 2, last - 1):
             again = await remote.attach(session.session_id, from_seq=from_seq)
@@ -146,20 +169,17 @@ async def test_a_worker_cut_off_past_its_lease_writes_nothing_after_session_clos
     nats: NatsServer, prefix: str, tmp_path: Path
 ) -> None:
     names = Names(prefix)
-    async with (
-        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
-        running_worker(nats.url, prefix, "--allow-import-path") as cut_off,
+    async with mid_turn(nats.url, prefix, tmp_path, LEASE, "PACE 100000 200") as (
+        cut_off,
+        session,
+        d,
     ):
-        session = await remote.open(PACE, workspace=str(tmp_path))
-        async with driving(session, never_answer) as d:
-            await d.start_prompt("PACE 100000 200")
-            await d.wait_for(TextDeltaFrame)
-            cut_off.process.send_signal(signal.SIGSTOP)
-            try:
-                closed = await d.wait_for(SessionClosedFrame, timeout=LEASE * 5)
-            finally:
-                cut_off.process.send_signal(signal.SIGCONT)
-            await cut_off.wait_logged("session ended without its frames out")
+        cut_off.process.send_signal(signal.SIGSTOP)
+        try:
+            closed = await d.wait_for(SessionClosedFrame, timeout=LEASE * 5)
+        finally:
+            cut_off.process.send_signal(signal.SIGCONT)
+        await cut_off.wait_logged("session ended without its frames out")
         messages = await anyio.to_thread.run_sync(
             anyio.run, stored, nats.url, names, session.session_id
         )
