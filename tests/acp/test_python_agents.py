@@ -31,6 +31,7 @@ from tests.acp.python_agents import (
     python_acp_settings,
 )
 from tests.acp.test_real_acp_agents import assert_thinking_first, marked
+from tests.support.aborts import abort_streaming_then_pending, assert_aborted
 from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
 from tests.support.peers import offline_env
 from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
@@ -121,26 +122,12 @@ async def test_vibe_aborted_while_streaming_and_while_a_permission_waits_then_an
 ) -> None:
     adapter, workspace = make_adapter("vibe", llm, tmp_path)
     async with drive(adapter, workspace=workspace, policy=never_answer, timeout=TIMEOUT) as d:
-        start = await d.start_prompt("SLOW_STREAM 400 50")
-        turn_id = start.payload.turn_id
-        await d.wait_for("agent.text.delta", where=lambda f: f.payload.turn_id == turn_id)
-        await d.send(d.control.abort(turn_id))
-        streaming = await d.wait_turn(turn_id)
-
-        start = await d.start_prompt("RUN_BASH touch never.txt")
-        turn_id = start.payload.turn_id
-        await d.wait_for(InteractionRequestFrame, where=lambda f: f.payload.turn_id == turn_id)
-        await d.send(d.control.abort(turn_id))
-        pending = await d.wait_turn(turn_id)
+        streaming, pending = await abort_streaming_then_pending(d)
 
         d.policy = allow_all
         after = await d.prompt("Say hello.")
 
-    assert streaming.stop_reason == "cancelled"
-    assert pending.stop_reason == "cancelled"
-    (resolved,) = pending.of_type(InteractionResolvedFrame)
-    assert resolved.payload.outcome != "allowed"
-    assert not (workspace / "never.txt").exists()
+    assert_aborted(streaming, pending, workspace)
     assert after.stop_reason == "end_turn"
     assert DEFAULT_TEXT in after.text
 

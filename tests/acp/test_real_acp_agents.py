@@ -34,6 +34,7 @@ from rawp_adapters.frames import (
 from rawp_adapters.testing import TurnRecord, allow_all, deny_all, drive, never_answer
 from tests.acp.agents import ACP_AGENTS, AcpAgentName, acp_available, acp_settings, wire_format
 from tests.acp.overtake import OVERTAKE_BASH
+from tests.support.aborts import abort_streaming_then_pending, assert_aborted
 from tests.support.llm_openai import DEFAULT_TEXT, THINKING_TEXT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.acp]
@@ -222,26 +223,12 @@ async def test_abort_while_streaming_and_while_a_permission_waits_then_turns_sta
 ) -> None:
     adapter, workspace = make_adapter(name, servers, tmp_path)
     async with drive(adapter, workspace=workspace, policy=never_answer, timeout=TIMEOUT) as d:
-        start = await d.start_prompt("SLOW_STREAM 400 50")
-        turn_id = start.payload.turn_id
-        await d.wait_for("agent.text.delta", where=lambda f: f.payload.turn_id == turn_id)
-        await d.send(d.control.abort(turn_id))
-        streaming = await d.wait_turn(turn_id)
-
-        start = await d.start_prompt("RUN_BASH touch never.txt")
-        turn_id = start.payload.turn_id
-        await d.wait_for(InteractionRequestFrame, where=lambda f: f.payload.turn_id == turn_id)
-        await d.send(d.control.abort(turn_id))
-        pending = await d.wait_turn(turn_id)
+        streaming, pending = await abort_streaming_then_pending(d)
 
         d.policy = allow_all
         after = await d.prompt("Say hello.")
 
-    assert streaming.stop_reason == "cancelled"
-    assert pending.stop_reason == "cancelled"
-    (resolved,) = pending.of_type(InteractionResolvedFrame)
-    assert resolved.payload.outcome != "allowed"
-    assert not (workspace / "never.txt").exists()
+    assert_aborted(streaming, pending, workspace)
     assert after.stop_reason == "end_turn"
     assert "Hello" in after.text
     assert "tick" not in after.text

@@ -31,6 +31,7 @@ from rawp_adapters.frames import (
 from rawp_adapters.testing import TurnRecord, allow_all, deny_all, drive, never_answer
 from tests.codex.agent import MODELS
 from tests.codex.sessions import TIMEOUT, make_adapter, session_processes
+from tests.support.aborts import abort_streaming_then_pending, assert_aborted
 from tests.support.llm_openai import API_ERROR_MESSAGE, DEFAULT_TEXT, THINKING_TEXT
 from tests.support.llm_responses import ScriptedResponses, last_user_text
 
@@ -117,17 +118,7 @@ async def test_a_steer_joins_the_running_turn_aborts_interrupt_it_and_a_failed_t
         await d.send(d.control.steer("Say hello, steered."))
         steered = await d.wait_turn(turn_id)
 
-        start = await d.start_prompt("SLOW_STREAM 400 50")
-        turn_id = start.payload.turn_id
-        await d.wait_for(TextDeltaFrame, where=lambda f: f.payload.turn_id == turn_id)
-        await d.send(d.control.abort(turn_id))
-        streaming = await d.wait_turn(turn_id)
-
-        start = await d.start_prompt("RUN_BASH touch never.txt")
-        turn_id = start.payload.turn_id
-        await d.wait_for(InteractionRequestFrame, where=lambda f: f.payload.turn_id == turn_id)
-        await d.send(d.control.abort(turn_id))
-        pending = await d.wait_turn(turn_id)
+        streaming, pending = await abort_streaming_then_pending(d)
 
         d.policy = allow_all
         failed = await d.prompt("HTTP_400")
@@ -138,11 +129,7 @@ async def test_a_steer_joins_the_running_turn_aborts_interrupt_it_and_a_failed_t
     assert DEFAULT_TEXT in steered.text
     assert not d.of_type(SessionErrorFrame)
     assert "Say hello, steered." in [last_user_text(r) for r in llm.requests]
-    assert streaming.stop_reason == "cancelled"
-    assert pending.stop_reason == "cancelled"
-    (resolved,) = pending.of_type(InteractionResolvedFrame)
-    assert resolved.payload.outcome != "allowed"
-    assert not (workspace / "never.txt").exists()
+    assert_aborted(streaming, pending, workspace)
     assert failed.stop_reason == "error"
     (error,) = failed.of_type(AgentErrorFrame)
     assert API_ERROR_MESSAGE in error.payload.message
