@@ -93,8 +93,10 @@ async def test_two_parallel_writes_answered_in_reverse_order_each_get_their_own_
     with ScriptedOpenAI(responder=parallel_writes) as llm:
         async with copilot_session(llm, copilot_cli, tmp_path, policy=never_answer) as d:
             start = await d.start_prompt(PARALLEL_WRITES)
-            # both asked at once: well before the first could time out (30 s)
-            first, second = await d.wait_count(InteractionRequestFrame, 2, timeout=10)
+            first, second = await d.wait_count(InteractionRequestFrame, 2)
+            # both asked at once: the second before the first was resolved (by its deadline)
+            asked_second = next(i for i, f in enumerate(d.frames) if f is second)
+            assert not any(isinstance(f, InteractionResolvedFrame) for f in d.frames[:asked_second])
             await d.send(d.control.allow(second.payload.interaction_id))
             await d.send(d.control.deny(first.payload.interaction_id))
             turn = await d.wait_turn(start.payload.turn_id)
