@@ -14,9 +14,8 @@ from typing import Any, Final, Self
 
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.api import DeliverPolicy
 from nats.js.kv import KeyValue
 
 from rawp_adapters._logging import get_logger
@@ -24,11 +23,10 @@ from rawp_adapters.remote._batches import frame_lines
 from rawp_adapters.remote._closer import LOST, close_if_orphaned, close_orphan
 from rawp_adapters.remote._link import Link
 from rawp_adapters.remote._names import WORKER_LOST, Names
+from rawp_adapters.remote._resume import replay
 
 MARKER_REASON: Final = "Nats-Marker-Reason"
 EXPIRED: Final = "MaxAge"
-_SWEEP_BATCH: Final = 256
-_SWEEP_WAIT: Final = 1.0
 
 _log = get_logger("rawp_adapters.remote.leases")
 
@@ -140,29 +138,12 @@ class LeaseWatch:
 async def _unclosed_sessions(js: JetStreamContext, names: Names) -> list[str]:
     """The sessions whose last stored message does not end with ``session.closed`` (one
     pass over the last message of each)."""
-    sub = await js.pull_subscribe(
-        names.frames_subject("*"),
-        stream=names.frames_stream,
-        config=ConsumerConfig(
-            ack_policy=AckPolicy.NONE,
-            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-            inactive_threshold=30,
-        ),
-    )
     prefix = names.frames_subject("")
-    unclosed: list[str] = []
-    try:
-        while True:
-            try:
-                messages = await sub.fetch(_SWEEP_BATCH, timeout=_SWEEP_WAIT)
-            except NatsTimeout:
-                return unclosed  # none stored
-            unclosed += [m.subject.removeprefix(prefix) for m in messages if not _closes(m.data)]
-            if messages[-1].metadata.num_pending == 0:
-                return unclosed
-    finally:
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()
+    last_messages = replay(
+        js, names.frames_stream, names.frames_subject("*"), None, last_per_subject=True
+    )
+    async with contextlib.aclosing(last_messages):
+        return [m.subject.removeprefix(prefix) async for m in last_messages if not _closes(m.data)]
 
 
 def _closes(data: bytes) -> bool:

@@ -7,7 +7,7 @@ loop."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Final
 
 from nats.aio.msg import Msg
@@ -60,17 +60,27 @@ async def start_after(
 
 
 async def replay(
-    js: JetStreamContext, stream: str, subject: str, start: int | None
-) -> AsyncIterator[Msg]:
+    js: JetStreamContext,
+    stream: str,
+    subject: str,
+    start: int | None,
+    *,
+    last_per_subject: bool = False,
+) -> AsyncGenerator[Msg, None]:
     """The subject's messages from stream sequence ``start`` (``None``: the first) to
-    the last one stored when the replay began."""
+    the last one stored when the replay began; with ``last_per_subject``, only the last
+    message of each subject ``subject`` (a wildcard) matches."""
+    if last_per_subject:
+        deliver = DeliverPolicy.LAST_PER_SUBJECT
+    else:
+        deliver = DeliverPolicy.ALL if start is None else DeliverPolicy.BY_START_SEQUENCE
     sub = await js.pull_subscribe(
         subject,
         stream=stream,
         config=ConsumerConfig(
             ack_policy=AckPolicy.NONE,
             inactive_threshold=_REPLAY_INACTIVE,
-            deliver_policy=DeliverPolicy.ALL if start is None else DeliverPolicy.BY_START_SEQUENCE,
+            deliver_policy=deliver,
             opt_start_seq=start,
         ),
     )
