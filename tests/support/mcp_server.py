@@ -106,6 +106,7 @@ def _serve() -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen()  # before the URL is printed: a client may connect at once
     port = sock.getsockname()[1]
     config = uvicorn.Config(guarded(app), log_level="warning", lifespan="on")
     print(f"http://127.0.0.1:{port}/mcp", flush=True)
