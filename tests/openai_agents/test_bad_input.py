@@ -17,8 +17,8 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import drive, never_answer
 from tests.openai_agents.conftest import core
-from tests.openai_agents.test_tools import TWO_WRITES, files, two_writes
-from tests.support.core_scenarios import of_turn_after_its_end, turn_ends
+from tests.openai_agents.test_tools import TWO_WRITES, two_writes
+from tests.support.core_scenarios import NO_GRACE, files, of_turn_after_its_end, turn_ends
 from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
@@ -46,11 +46,11 @@ async def test_an_abort_while_two_writes_wait_resolves_both_and_nothing_of_the_t
     tmp_path: Path,
 ) -> None:
     with ScriptedOpenAI(responder=two_writes) as llm:
-        async with drive(core(llm), workspace=tmp_path, policy=never_answer) as d:
+        async with drive(core(llm), workspace=tmp_path, policy=never_answer, options=NO_GRACE) as d:
             start = await d.start_prompt(TWO_WRITES)
             asked = await d.wait_count(InteractionRequestFrame, 2)
             await d.send(d.control.abort(start.payload.turn_id))
-            aborted = await d.wait_turn(start.payload.turn_id, timeout=10)
+            aborted = await d.wait_turn(start.payload.turn_id)
             after = await d.prompt("hello")
         assert llm.violations == []
     assert aborted.stop_reason == "cancelled"

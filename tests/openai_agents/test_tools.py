@@ -18,7 +18,7 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
 from tests.openai_agents.conftest import core
-from tests.support.core_scenarios import files
+from tests.support.core_scenarios import NO_GRACE, files
 from tests.support.llm_openai import (
     TOOL_SAID,
     Reply,
@@ -171,11 +171,11 @@ async def test_two_parallel_writes_answered_in_reverse_order_each_get_their_answ
 async def test_aborting_a_streaming_turn_ends_it_cancelled_and_the_session_goes_on(
     llm: ScriptedOpenAI, tmp_path: Path
 ) -> None:
-    async with drive(core(llm), workspace=tmp_path) as d:
+    async with drive(core(llm), workspace=tmp_path, options=NO_GRACE) as d:
         start = await d.start_prompt("SLOW_STREAM 200 50")
         await d.wait_for("agent.text.delta")
         await d.send(d.control.abort(start.payload.turn_id))
-        turn = await d.wait_turn(start.payload.turn_id, timeout=5)
+        turn = await d.wait_turn(start.payload.turn_id)
         after = await d.prompt("hello")
     assert turn.stop_reason == "cancelled"
     assert after.stop_reason == "end_turn"

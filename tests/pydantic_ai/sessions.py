@@ -39,6 +39,7 @@ async def pydantic_ai_session(
     *,
     policy: Policy = allow_all,
     timeout_ms: int = 30_000,
+    session_options: SessionOptions | None = None,
     **options: Any,
 ) -> AsyncIterator[SessionDriver[Any]]:
     """A checked session on the core; on exit, asserts the SDK's thread is gone."""
@@ -47,7 +48,11 @@ async def pydantic_ai_session(
         core_settings(llm, **options) | {"permission_timeout_ms": timeout_ms}
     )
     async with drive(
-        adapter, workspace=workspace, policy=policy, timeout=30, options=SessionOptions()
+        adapter,
+        workspace=workspace,
+        policy=policy,
+        timeout=30,
+        options=session_options or SessionOptions(),
     ) as d:
         yield d
     assert [t for t in sdk_threads() if t not in before] == []

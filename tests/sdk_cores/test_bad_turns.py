@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from rawp_adapters import SessionOptions
 from rawp_adapters.frames import AgentErrorFrame, TextDoneFrame, TurnEndFrame
 from rawp_adapters.testing import drive
-from tests.support.core_scenarios import ScriptedCore, of_turn_after_its_end, turn_ends
+from tests.support.core_scenarios import NO_GRACE, ScriptedCore, of_turn_after_its_end, turn_ends
 from tests.support.llm_openai import DEFAULT_TEXT, Part, Reply, ScriptedOpenAI, last_user_text
 
 pytestmark = pytest.mark.anyio
@@ -23,9 +22,6 @@ CUT_MID_ANSWER = "CUT_MID_ANSWER"
 HALF_ANSWER = ("Half ", "an ")
 STALLS = "SLOW_STREAM 3 60000"  # one delta, then a minute of nothing
 FLOODS = "SLOW_STREAM 20000 0"  # deltas as fast as the server writes them
-NO_GRACE = SessionOptions(abort_grace=60.0)
-"""The session would end an aborted turn itself only after a minute: a turn that ends
-within a test's wait was ended by the core."""
 ENDS_WITHIN_S = 10.0
 WAIT_S = 60.0
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from rawp_adapter_sdk import SdkAdapter
 
-from rawp_adapters import AgentMetadata, ClientFrame
+from rawp_adapters import AgentMetadata, ClientFrame, SessionOptions
 from rawp_adapters.frames import (
     ToolCatalogUpdatedFrame,
     ToolInvokeRequestFrame,
@@ -187,3 +187,8 @@ def parallel_writes(body: dict[str, object]) -> Reply | None:
     return Reply(
         parts=(Part("text", ("Writing both.",)),), tool_calls=calls, finish_reason="tool_calls"
     )
+
+
+NO_GRACE = SessionOptions(abort_grace=60.0)
+"""The session would end an aborted turn itself only after a minute: a turn that ends
+within a test's wait was ended by the core."""
