@@ -19,6 +19,7 @@ from nats.js.kv import KeyValue
 from rawp_adapters._logging import get_logger
 from rawp_adapters.frames import ClientFrame
 from rawp_adapters.remote._batches import Batch, batches
+from rawp_adapters.remote._link import RETRY_WAIT
 from rawp_adapters.remote._names import EXPECTED_LAST, Names
 
 PullSubscription = JetStreamContext.PullSubscription
@@ -28,7 +29,6 @@ TAKE_WAIT: Final = 2.0
 """Seconds one fetch of the start queue waits for a request."""
 ACK_WAIT: Final = 5.0
 """Seconds a publish waits for the server's acknowledgement before it is tried again."""
-RETRY_WAIT: Final = 0.25
 WRONG_LAST_SEQUENCE: Final = 10071
 """JetStream's error code for a publish whose expected last sequence does not hold."""
 CONTROL_INACTIVE: Final = 3600.0

@@ -36,7 +36,6 @@ from rawp_adapters.remote._names import START_REFUSED, Names
 from rawp_adapters.remote._requests import StartRequest
 from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams, lease_ttl
 
-RETRY_WAIT: Final = 0.25
 """Seconds between tries of a server call that failed (the server restarting)."""
 REQUEUE_DELAY: Final = 1.0
 """Seconds before a request refused for an adapter limit is offered again."""

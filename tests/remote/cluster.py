@@ -30,6 +30,7 @@ from nats.js.api import DeliverPolicy
 
 from rawp_adapters import AgentMetadata
 from rawp_adapters.remote import Names
+from rawp_adapters.remote._leases import EXPIRED, MARKER_REASON
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RPC_AGENT = REPO_ROOT / "tests" / "process" / "fakes" / "rpc_agent.py"
@@ -338,7 +339,7 @@ async def lease_expired(url: str, prefix: str, session_id: str) -> None:
             found = asyncio.Event()
 
             async def seen(msg: Msg) -> None:
-                if (msg.headers or {}).get("Nats-Marker-Reason") == "MaxAge":
+                if (msg.headers or {}).get(MARKER_REASON) == EXPIRED:
                     found.set()
 
             await client.jetstream().subscribe(
