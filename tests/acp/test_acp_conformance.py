@@ -10,7 +10,6 @@ Copilot CLI run it once, as ``rawp-adapters check`` with the README's line.
 from __future__ import annotations
 
 import itertools
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,7 @@ from rawp_adapters import AgentMetadata, create_adapter
 from rawp_adapters.testing import ConformanceSubject, Prompts
 from rawp_adapters.testing.pytest_plugin import ConformanceTests
 from tests.acp.agents import AcpAgentName, acp_available, acp_settings, program_dir, wire_format
-from tests.support.llm_openai import ScriptedOpenAI
-from tests.support.peers import offline_env
-from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
+from tests.acp.readme_check import assert_readme_check_passes
 
 pytestmark = pytest.mark.acp
 
@@ -113,16 +110,4 @@ def test_the_readmes_acp_check_of_the_agent_passes_against_the_scripted_model(
     name: AcpAgentName, tmp_path: Path
 ) -> None:
     """The README's line as printed, the agent on the PATH, in a home of its own."""
-    printed = readme_check("process", protocol="acp", program=name)
-    env = offline_env(tmp_path / "home")
-    env["PATH"] = f"{program_dir(name)}{os.pathsep}{env['PATH']}"
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    with ScriptedOpenAI() as llm:
-        argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
-        out = run_check([*argv, "--workspace", str(workspace)], env=env)
-        assert llm.violations == []
-    for rule in ("permission-request", "tool-events", "thinking"):
-        assert f"PASS  CAPABILITY  {rule}" in out
-    assert "PASS  MUST        permission-deadline" in out
-    assert "FAIL" not in out
+    assert_readme_check_passes(name, program_dir(name), tmp_path)

@@ -5,7 +5,6 @@ invariants (``drive``)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,10 @@ from tests.acp.python_agents import (
     python_acp_available,
     python_acp_settings,
 )
+from tests.acp.readme_check import assert_readme_check_passes
 from tests.acp.test_real_acp_agents import assert_thinking_first, marked
 from tests.support.aborts import abort_streaming_then_pending, assert_aborted
 from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
-from tests.support.peers import offline_env
-from tests.support.readme_checks import PRINTED_URL, readme_check, run_check
 
 pytestmark = pytest.mark.acp
 
@@ -186,16 +184,4 @@ def test_the_readmes_acp_check_of_vibe_passes_against_the_scripted_model(
     tmp_path: Path,
 ) -> None:
     """The README's line as printed, ``vibe-acp`` on the PATH, in a home of its own."""
-    printed = readme_check("process", protocol="acp", program="vibe-acp")
-    env = offline_env(tmp_path / "home")
-    env["PATH"] = f"{program_path('vibe').parent}{os.pathsep}{env['PATH']}"
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    with ScriptedOpenAI() as llm:
-        argv = [arg.replace(PRINTED_URL, llm.base_url) for arg in printed]
-        out = run_check([*argv, "--workspace", str(workspace)], env=env)
-        assert llm.violations == []
-    for rule in ("permission-request", "tool-events", "thinking"):
-        assert f"PASS  CAPABILITY  {rule}" in out
-    assert "PASS  MUST        permission-deadline" in out
-    assert "FAIL" not in out
+    assert_readme_check_passes("vibe-acp", program_path("vibe").parent, tmp_path)
