@@ -11,6 +11,7 @@ import pytest
 from rawp_adapters.testing import assert_valid_stream
 from tests.cli.conftest import serve
 from tests.copilot.sessions import core_settings
+from tests.support.core_scenarios import allow_on_bridge
 from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
@@ -30,9 +31,7 @@ async def test_a_master_on_the_stdio_bridge_allows_a_write_the_cli_asks_about(
         await bridge.send(
             "control.prompt.request", {"prompt_id": "p1", "text": "WRITE_FILE a.txt hi"}, seq=1
         )
-        asked = await bridge.until("agent.interaction.request")
-        answer = {"interaction_id": asked["payload"]["interaction_id"], "decision": "allow"}
-        await bridge.send("control.interaction.response", answer, seq=2)
+        await allow_on_bridge(bridge, seq=2)
         wrote = await bridge.until("session.turn.end")
         await bridge.close_stdin()
         frames = await bridge.rest()

@@ -12,7 +12,7 @@ import pytest
 
 from rawp_adapters.testing import assert_valid_stream
 from tests.cli.conftest import serve
-from tests.support.core_scenarios import ECHO
+from tests.support.core_scenarios import allow_on_bridge, host_echo_on_bridge
 from tests.support.llm_openai import DEFAULT_TEXT, TOOL_SAID, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
@@ -42,21 +42,9 @@ async def test_a_master_on_the_stdio_bridge_gets_text_allows_a_write_and_answers
         await bridge.send("control.prompt.request", {"prompt_id": "p1", "text": "hello"}, seq=1)
         said = await bridge.until("session.turn.end")
         await bridge.send("control.prompt.request", {"prompt_id": "p2", "text": WRITE}, seq=2)
-        asked = await bridge.until("agent.interaction.request")
-        answer = {"interaction_id": asked["payload"]["interaction_id"], "decision": "allow"}
-        await bridge.send("control.interaction.response", answer, seq=3)
+        await allow_on_bridge(bridge, seq=3)
         wrote = await bridge.until("session.turn.end")
-        await bridge.send("tool.catalog.publish", {"tools": [ECHO]}, seq=4)
-        await bridge.until("tool.catalog.updated")
-        prompt = {"prompt_id": "p3", "text": 'CALL_TOOL echo {"text": "hi"}'}
-        await bridge.send("control.prompt.request", prompt, seq=5)
-        asked = await bridge.until("agent.interaction.request")
-        answer = {"interaction_id": asked["payload"]["interaction_id"], "decision": "allow"}
-        await bridge.send("control.interaction.response", answer, seq=6)
-        call = await bridge.until("tool.invoke.request", executor="master")
-        result = {"invocation_id": call["payload"]["invocation_id"], "output": "hi back"}
-        await bridge.send("control.tool.result", result, seq=7)
-        called = await bridge.until("session.turn.end")
+        called = await host_echo_on_bridge(bridge, "p3", seq=4)
         await bridge.close_stdin()
         frames = await bridge.rest()
         assert await bridge.exit_code() == 0

@@ -11,7 +11,7 @@ import pytest
 from rawp_adapters.testing import assert_valid_stream
 from tests.cli.conftest import serve
 from tests.pydantic_ai.sessions import core_settings
-from tests.support.core_scenarios import ECHO
+from tests.support.core_scenarios import allow_on_bridge, host_echo_on_bridge
 from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
 
 pytestmark = pytest.mark.anyio
@@ -31,21 +31,9 @@ async def test_a_master_on_the_stdio_bridge_allows_a_write_and_answers_a_host_to
         await bridge.send(
             "control.prompt.request", {"prompt_id": "p1", "text": "WRITE_FILE a.txt hi"}, seq=1
         )
-        asked = await bridge.until("agent.interaction.request")
-        answer = {"interaction_id": asked["payload"]["interaction_id"], "decision": "allow"}
-        await bridge.send("control.interaction.response", answer, seq=2)
+        await allow_on_bridge(bridge, seq=2)
         wrote = await bridge.until("session.turn.end")
-        await bridge.send("tool.catalog.publish", {"tools": [ECHO]}, seq=3)
-        await bridge.until("tool.catalog.updated")
-        prompt = {"prompt_id": "p2", "text": 'CALL_TOOL echo {"text": "hi"}'}
-        await bridge.send("control.prompt.request", prompt, seq=4)
-        asked = await bridge.until("agent.interaction.request")
-        answer = {"interaction_id": asked["payload"]["interaction_id"], "decision": "allow"}
-        await bridge.send("control.interaction.response", answer, seq=5)
-        call = await bridge.until("tool.invoke.request", executor="master")
-        result = {"invocation_id": call["payload"]["invocation_id"], "output": "hi back"}
-        await bridge.send("control.tool.result", result, seq=6)
-        called = await bridge.until("session.turn.end")
+        called = await host_echo_on_bridge(bridge, "p2", seq=3)
         await bridge.close_stdin()
         frames = await bridge.rest()
         assert await bridge.exit_code() == 0

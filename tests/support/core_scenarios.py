@@ -22,6 +22,7 @@ from rawp_adapters.frames import (
     TurnStartFrame,
 )
 from rawp_adapters.testing import SessionDriver
+from tests.cli.conftest import Bridge
 from tests.copilot.conftest import installed_cli
 from tests.support.llm_openai import (
     Part,
@@ -192,3 +193,25 @@ def parallel_writes(body: dict[str, object]) -> Reply | None:
 NO_GRACE = SessionOptions(abort_grace=60.0)
 """The session would end an aborted turn itself only after a minute: a turn that ends
 within a test's wait was ended by the core."""
+
+
+async def allow_on_bridge(bridge: Bridge, seq: int) -> None:
+    """Wait for the next question on the stdio ``bridge`` and allow it (frame ``seq``)."""
+    asked = await bridge.until("agent.interaction.request")
+    answer = {"interaction_id": asked["payload"]["interaction_id"], "decision": "allow"}
+    await bridge.send("control.interaction.response", answer, seq=seq)
+
+
+async def host_echo_on_bridge(bridge: Bridge, prompt_id: str, seq: int) -> dict[str, Any]:
+    """On the stdio ``bridge``: publish :data:`ECHO`, prompt the model to call it, allow
+    the call and answer it ``hi back`` (frames ``seq`` to ``seq + 3``); the turn's end."""
+    await bridge.send("tool.catalog.publish", {"tools": [ECHO]}, seq=seq)
+    await bridge.until("tool.catalog.updated")
+    await bridge.send(
+        "control.prompt.request", {"prompt_id": prompt_id, "text": CALL_ECHO}, seq=seq + 1
+    )
+    await allow_on_bridge(bridge, seq + 2)
+    call = await bridge.until("tool.invoke.request", executor="master")
+    result = {"invocation_id": call["payload"]["invocation_id"], "output": "hi back"}
+    await bridge.send("control.tool.result", result, seq=seq + 3)
+    return await bridge.until("session.turn.end")
