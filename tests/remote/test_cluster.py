@@ -4,31 +4,26 @@ every Master's stream whole (each ``seq`` once, none missing)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
 
 import anyio
-import nats
 import pytest
-from nats.js.errors import NotFoundError
 
 from rawp_adapters import AgentMetadata
 from rawp_adapters.frames import TextDeltaFrame, TurnEndFrame
 from rawp_adapters.remote import Names, RemoteSessions
-from rawp_adapters.remote._batches import frame_lines
 from rawp_adapters.testing import SessionDriver, check_frames
 from tests.remote.cluster import NatsCluster, WorkerProcess, nats_cluster, running_worker
 from tests.remote.masters import driving
+from tests.remote.test_wire import stored
 
 pytestmark = pytest.mark.anyio
 
-T = TypeVar("T")
 PACE = AgentMetadata(adapter_type="sdk", settings={"core": "tests.remote.pace_core:pace_core"})
 SESSIONS = 4
 CHUNKS = 100
@@ -123,32 +118,8 @@ def assert_whole(drivers: list[list[SessionDriver]]) -> None:
 
 async def stored_seqs(url: str, prefix: str, session_id: str) -> list[int]:
     """The ``seq`` of every frame stored for the session, in stream order."""
-    names = Names(prefix)
-
-    async def read() -> list[int]:
-        client = await nats.connect(url.split(","))
-        try:
-            js, after = client.jetstream(), 0
-            seqs: list[int] = []
-            subject = names.frames_subject(session_id)
-            while True:
-                try:
-                    message = await js.get_msg(
-                        names.frames_stream, seq=after + 1, subject=subject, next=True
-                    )
-                except NotFoundError:
-                    return seqs
-                seqs += [json.loads(line)["seq"] for line in frame_lines(message.data or b"")]
-                after = message.seq or 0
-        finally:
-            await client.close()
-
-    return await on_own_loop(read)
-
-
-async def on_own_loop(func: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """``func()`` on an asyncio loop of a thread of its own (nats-py's), from any host."""
-    return await anyio.to_thread.run_sync(asyncio.run, func())
+    messages = await anyio.to_thread.run_sync(anyio.run, stored, url, Names(prefix), session_id)
+    return [frame["seq"] for _, _, batch in messages for frame in batch]
 
 
 async def assert_stored_once_each(

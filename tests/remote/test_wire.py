@@ -71,7 +71,7 @@ Stored = list[tuple[int, int, list[dict[str, Any]]]]
 async def stored(url: str, names: Names, session_id: str) -> Stored:
     """Every message of the session's frames as the server keeps it: its seq range from
     the headers and its frames."""
-    client = await nats.connect(url)
+    client = await nats.connect(url.split(","))
     try:
         js = client.jetstream()
         messages: Stored = []
