@@ -16,7 +16,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -47,6 +47,8 @@ _SLOW_STREAM_RE = re.compile(re.escape(SLOW_STREAM) + r"(?:[ \t]+(\d+))?(?:[ \t]
 
 _REQUEST_ID_PREFIX = "req_scripted_"
 
+VIOLATION = "scripted model violation"
+
 ReplyT = TypeVar("ReplyT")
 OwnerT = TypeVar("OwnerT", bound="ScriptedServer[Any]")
 Responder = Callable[[dict[str, Any]], ReplyT | None]
@@ -71,6 +73,18 @@ def slow_stream(prompt: str, default_count: int) -> tuple[tuple[str, ...], float
     count = int(match.group(1) or default_count)
     delay = int(match.group(2)) / 1000 if match.group(2) else SLOW_STREAM_DELAY_S
     return tuple(f"tick {i} " for i in range(count)), delay
+
+
+def unoffered_call(called: Iterable[str], offered: Collection[str]) -> str | None:
+    """Which of the ``called`` tools the request does not offer (a model cannot call it), or
+    ``None`` when it offers them all."""
+    for name in called:
+        if name not in offered:
+            return (
+                f"the script calls the tool {name!r}, which the request does not offer "
+                f"(offered: {', '.join(sorted(offered)) or 'none'})"
+            )
+    return None
 
 
 def sse_event(data: str, event: str | None = None) -> str:
@@ -260,6 +274,7 @@ class ScriptedServer(Generic[ReplyT]):
         self._requests: list[dict[str, Any]] = []
         self._connections: set[socket.socket] = set()
         self._aborted_streams = 0
+        self._violations: list[str] = []
         self._closing = threading.Event()
         self._ids = Ids()
 
@@ -368,6 +383,16 @@ class ScriptedServer(Generic[ReplyT]):
         with self._lock:
             self._requests.append(body)
             self._lock.notify_all()
+
+    @property
+    def violations(self) -> list[str]:
+        """Tool calls the script asked for that the request did not offer (answered 400)."""
+        with self._lock:
+            return list(self._violations)
+
+    def _note_violation(self, violation: str) -> None:
+        with self._lock:
+            self._violations.append(violation)
 
     def _note_aborted_stream(self) -> None:
         with self._lock:

@@ -69,12 +69,16 @@ including the ``role: "system"`` entries the Claude Code CLI sends, are skipped)
   ("Output token limit hit. Resume directly ...", up to 3 times), which gets the default text.
   Use ``responder`` to script replies the keywords cannot express.
 
+A model can call only the tools a request offers it: a reply calling a tool not in the
+request's ``tools`` is a violation of the script, answered HTTP 400 and recorded in
+``ScriptedAnthropic.violations``.
+
 Inspection
 ----------
-``requests`` (message bodies), ``log`` (every HTTP request as :class:`RecordedRequest`),
-``aborted_streams`` (streams cut short by a client disconnect), ``wait_for_requests(n)``, and
-the pure helpers :func:`last_user_text`, :func:`tool_results`, :func:`working_directory`,
-:func:`plan_reply`.
+``requests`` (message bodies), ``violations``, ``log`` (every HTTP request as
+:class:`RecordedRequest`), ``aborted_streams`` (streams cut short by a client disconnect),
+``wait_for_requests(n)``, and the pure helpers :func:`last_user_text`, :func:`tool_results`,
+:func:`working_directory`, :func:`plan_reply`.
 
 Usage is deterministic: ``message_start`` carries ``input_tokens`` :data:`INPUT_TOKENS` (10),
 ``output_tokens`` 1; ``message_delta`` carries ``input_tokens`` 10 and ``output_tokens`` = number
@@ -109,6 +113,7 @@ from tests.support._scripted_http import (
     TOOL_PREAMBLE,
     TOOL_RESULT_QUOTE_CHARS,
     TOOL_SAID,
+    VIOLATION,
     WRITE_FILE,
     WRITE_FILE_RE,
     RecordedRequest,
@@ -117,6 +122,7 @@ from tests.support._scripted_http import (
     slow_stream,
     split_text,
     sse_event,
+    unoffered_call,
 )
 
 __all__ = [
@@ -501,6 +507,15 @@ def _message_events(
 
 
 # --- HTTP server -------------------------------------------------------------------------------
+def _tool_names(body: dict[str, Any]) -> set[str]:
+    tools = body.get("tools")
+    return {
+        t["name"]
+        for t in (tools if isinstance(tools, list) else [])
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    }
+
+
 class _Handler(ScriptedHandler["ScriptedAnthropic"]):
     server_version = "ScriptedAnthropic/1.0"
     request_id_header = "request-id"
@@ -551,6 +566,13 @@ class _Handler(ScriptedHandler["ScriptedAnthropic"]):
     def _messages(self, body: dict[str, Any]) -> None:
         owner = self.server.owner
         reply = owner._plan(body)
+        violation = unoffered_call(
+            (b.name for b in reply.blocks if b.kind == "tool_use"), _tool_names(body)
+        )
+        if violation is not None:
+            owner._note_violation(violation)
+            self._error(400, "invalid_request_error", f"{VIOLATION}: {violation}")
+            return
         if reply.error_status is not None:
             self._error(reply.error_status, reply.error_type, reply.error_message)
             return

@@ -26,6 +26,10 @@ of the last ``role: "user"`` content. When the last content holds ``functionResp
 the reply quotes them (:data:`TOOL_SAID` + the response's ``output``). The shell tool is
 picked from the request's ``functionDeclarations``: gemini-cli's
 ``run_shell_command {command, description}``.
+
+A model can call only the tools a request offers it: a reply calling a function not among
+the request's ``functionDeclarations`` is a violation of the script, answered HTTP 400 and
+recorded in ``ScriptedGemini.violations``.
 """
 
 from __future__ import annotations
@@ -35,9 +39,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tests.support._scripted_http import (
+    VIOLATION,
     ScriptedHandler,
     ScriptedServer,
     sse_event,
+    unoffered_call,
 )
 from tests.support.llm_openai import (
     API_ERROR_MESSAGE,
@@ -214,6 +220,11 @@ class _Handler(ScriptedHandler["ScriptedGemini"]):
             self._send_json(200, {**reply_json, "usageMetadata": _usage(Reply())})
             return
         reply = owner._plan(body)
+        violation = unoffered_call((c.name for c in reply.tool_calls), _tool_names(body))
+        if violation is not None:
+            owner._note_violation(violation)
+            self._error(400, f"{VIOLATION}: {violation}")
+            return
         if reply.error_status is not None:
             self._error(reply.error_status, API_ERROR_MESSAGE)
             return

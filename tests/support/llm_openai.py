@@ -131,6 +131,7 @@ from tests.support._scripted_http import (
     TOOL_PREAMBLE,
     TOOL_RESULT_QUOTE_CHARS,
     TOOL_SAID,
+    VIOLATION,
     WRITE_FILE,
     WRITE_FILE_RE,
     RecordedRequest,
@@ -208,7 +209,6 @@ SUMMARY_TEXT = (
 )
 WRITE_FILE_DEFAULT_CONTENT = "Written by the scripted model.\n"
 API_ERROR_MESSAGE = "Scripted error"
-VIOLATION = "scripted model violation"
 SLOW_STREAM_DELTAS = 200
 PROMPT_TOKENS = 100
 DEFAULT_MODEL = "fake-model"
@@ -654,17 +654,6 @@ class ScriptedOpenAI(ScriptedServer[Reply]):
         self.model = model
         self.reasoning_field: ReasoningField = reasoning_field
         self._failures: dict[str, int] = {}
-        self._violations: list[str] = []
-
-    @property
-    def violations(self) -> list[str]:
-        """Tool calls the script asked for that the request did not offer (answered 400)."""
-        with self._lock:
-            return list(self._violations)
-
-    def _note_violation(self, violation: str) -> None:
-        with self._lock:
-            self._violations.append(violation)
 
     def _plan_reply(self, body: dict[str, Any]) -> Reply:
         """:func:`plan_reply`, once ``FAIL_FIRST_<n>_<failure>`` had its ``n`` failures."""

@@ -387,14 +387,3 @@ class ScriptedResponses(ScriptedServer[Reply]):
     ) -> None:
         super().__init__(host, port, responder=responder, planner=plan_responses_reply)
         self.model = model
-        self._violations: list[str] = []
-
-    @property
-    def violations(self) -> list[str]:
-        """Tool calls the script asked for that the request did not offer (answered 400)."""
-        with self._lock:
-            return list(self._violations)
-
-    def _note_violation(self, violation: str) -> None:
-        with self._lock:
-            self._violations.append(violation)
