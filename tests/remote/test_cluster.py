@@ -14,17 +14,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rawp_adapters import AgentMetadata
 from rawp_adapters.frames import TextDeltaFrame, TurnEndFrame
 from rawp_adapters.remote import Names, RemoteSessions
 from rawp_adapters.testing import SessionDriver, check_frames
 from tests.remote.cluster import NatsCluster, WorkerProcess, nats_cluster, running_worker
 from tests.remote.masters import driving
-from tests.remote.test_wire import stored
+from tests.remote.test_wire import PACE, stored
 
 pytestmark = pytest.mark.anyio
 
-PACE = AgentMetadata(adapter_type="sdk", settings={"core": "tests.remote.pace_core:pace_core"})
 SESSIONS = 4
 CHUNKS = 100
 """Text chunks of each turn, at :data:`HZ` a second: a turn streams for 1 s."""
