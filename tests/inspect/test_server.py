@@ -25,10 +25,12 @@ def test_a_request_without_the_token_is_refused(server: Server, path: str) -> No
     assert fetch(server, path + ("&" if "?" in path else "?") + "token=wrong")[0] == 403
 
 
-def test_a_start_without_the_token_starts_nothing(server: Server) -> None:
-    body = {"adapter_type": "sdk", "workspace": str(server.workspace)}
-    assert fetch(server, "/api/sessions", body=body)[0] == 403
-    status, _, listed = fetch(server, "/api/feeds", token=server.token)
+def test_a_start_without_the_token_starts_nothing(tmp_path: Path) -> None:
+    # An inspector of its own: the module's server holds the sessions other tests start.
+    with inspector(tmp_path) as server:
+        body = {"adapter_type": "sdk", "workspace": str(server.workspace)}
+        assert fetch(server, "/api/sessions", body=body)[0] == 403
+        status, _, listed = fetch(server, "/api/feeds", token=server.token)
     assert status == 200
     assert json.loads(listed) == []
 
