@@ -13,7 +13,7 @@ from nats.errors import MaxPayloadError
 from nats.js.api import DiscardPolicy
 from nats.js.errors import APIError
 
-from rawp_adapters.frames import SessionErrorFrame
+from rawp_adapters.frames import SessionCapabilitiesFrame, SessionErrorFrame, TurnStartFrame
 from rawp_adapters.remote import WORKER_LOST, Names, RemoteSessions
 from rawp_adapters.remote._store import CONTROL_BACKLOG, ensure_streams
 from rawp_adapters.testing import check_frames
@@ -44,6 +44,24 @@ async def _limit(url: str, names: Names, stream: str, limits: dict[str, object])
 
 async def limit(url: str, names: Names, stream: str, **limits: object) -> object:
     return await anyio.to_thread.run_sync(anyio.run, _limit, url, names, stream, limits)
+
+
+async def _fill(url: str, stream: str) -> None:
+    client = await nats.connect(url)
+    try:
+        js = client.jetstream()
+        info = await js.stream_info(stream)
+        full = dataclasses.replace(
+            info.config, max_msgs=info.state.messages, discard=DiscardPolicy.NEW
+        )
+        await js.update_stream(full)
+    finally:
+        await client.close()
+
+
+async def fill(url: str, stream: str) -> None:
+    """``stream`` made full: it refuses any message past those it holds now."""
+    await anyio.to_thread.run_sync(anyio.run, _fill, url, stream)
 
 
 async def _publish(url: str, subject: str, data: bytes) -> None:
@@ -118,16 +136,20 @@ async def test_frames_a_full_stream_refuses_are_kept_and_published_once_there_is
     nats: NatsServer, prefix: str, tmp_path: Path
 ) -> None:
     names = Names(prefix)
-    await limit(nats.url, names, names.frames_stream, max_msgs=2, discard=DiscardPolicy.NEW)
     async with (
         running_worker(nats.url, prefix, "--allow-import-path") as worker,
         await RemoteSessions.connect(nats.url, prefix=prefix) as remote,
     ):
         session = await remote.open(PACE, workspace=str(tmp_path))
         async with driving(session) as d:
-            start = await d.start_prompt("BURST 200")
+            # Full once the session's first frames are stored: the turn's frames, in
+            # messages of their own, are refused however the worker batches them.
+            await d.wait_for(SessionCapabilitiesFrame)
+            await fill(nats.url, names.frames_stream)
+            await session.send(session.control.prompt("BURST 200"))
             await worker.wait_logged("maximum messages exceeded")
             await limit(nats.url, names, names.frames_stream, max_msgs=-1)
+            start = await d.wait_for(TurnStartFrame)
             answer = await d.wait_turn(start.payload.turn_id)
             await d.end()
     assert answer.text == "".join(f"{i} " for i in range(200))
