@@ -2,18 +2,22 @@
 session's ``rawp`` MCP server, the catalog published after ``session/new`` reaches it,
 and its call goes to the Master, whose answer the model sees; a ``Delegation`` runs a
 sub-agent the same way; an abort ends a call the Master has not answered; the server
-answers only a connection that starts with the session's token. Runs on
+answers only a connection that starts with the session's token, and a connection
+reset ends only itself. Runs on
 asyncio only (how the adapter runs on each loop is proven elsewhere)."""
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 from functools import partial
 from pathlib import Path
 
 import anyio
 import psutil
 import pytest
+from anyio.abc import SocketAttribute
 
 from rawp_adapters import AgentMetadata, ClientFrame, open_session
 from rawp_adapters.frames import (
@@ -169,11 +173,19 @@ async def ask_tools(port: int, token: str) -> bytes:
         await stream.send(token.encode() + b"\n" + json.dumps(request).encode() + b"\n")
         try:
             return await stream.receive()
-        except anyio.EndOfStream:
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
             return b""
 
 
-async def test_the_host_tools_server_answers_only_with_the_sessions_token(
+async def reset_after_token(port: int, token: str) -> None:
+    """A relay that sends the token and half a request, then resets the connection."""
+    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+        await stream.send(token.encode() + b"\n" + b'{"jsonrpc": "2.0", "id": 2, "met')
+        raw = stream.extra(SocketAttribute.raw_socket)
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+async def test_the_host_tools_server_answers_only_with_the_sessions_token_and_outlives_a_reset(
     anyio_backend: str, servers: dict[str, str], tmp_path: Path
 ) -> None:
     if anyio_backend != "asyncio":
@@ -187,6 +199,11 @@ async def test_the_host_tools_server_answers_only_with_the_sessions_token(
         port = int(cmdline[-1])
         refused = await ask_tools(port, "not-the-token")
         answered = await ask_tools(port, token)
+        await reset_after_token(port, token)
+        after_reset = await ask_tools(port, token)
+        turn = await d.prompt("Say hello.")
     assert token not in " ".join(cmdline)
     assert refused == b""
     assert json.loads(answered)["result"]["tools"][0]["name"] == "echo"
+    assert json.loads(after_reset)["result"]["tools"][0]["name"] == "echo"
+    assert turn.stop_reason == "end_turn"

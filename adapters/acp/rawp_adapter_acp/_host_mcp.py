@@ -136,8 +136,14 @@ class _Client:
         self._lock = anyio.Lock()
 
     async def lines(self) -> AsyncIterator[bytes]:
+        """The connection's lines until it ends, however it ends: a relay that resets
+        the connection ends its own calls, never the session."""
         framer = LineFramer(_MAX_LINE)
-        async for chunk in self._stream:
+        while True:
+            try:
+                chunk = await self._stream.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
             for line in framer.feed(chunk):
                 if not isinstance(line, OversizedLine):
                     yield line
