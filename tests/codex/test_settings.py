@@ -44,3 +44,17 @@ def test_each_config_entry_is_a_dash_c_override_with_its_value_as_toml() -> None
 def test_a_config_value_with_no_toml_form_is_refused_with_the_settings() -> None:
     with pytest.raises(InvalidSettingsError, match="no TOML value"):
         CodexAdapter.from_settings({"config": {"model": None}})
+
+
+def test_each_mcp_server_is_a_dash_c_table_of_codex_mcp_servers() -> None:
+    servers = [
+        {"name": "local", "command": "srv", "args": ["-q"], "env": {"K": "v"}},
+        {"name": "remote", "url": "http://127.0.0.1:9/mcp", "headers": {"X-T": "s"}},
+    ]
+    adapter = CodexAdapter.from_settings({"mcp_servers": servers})
+    assert adapter.settings.argv()[2:] == [
+        "-c",
+        'mcp_servers.local={"command" = "srv", "args" = ["-q"], "env" = {"K" = "v"}}',
+        "-c",
+        'mcp_servers.remote={"url" = "http://127.0.0.1:9/mcp", "http_headers" = {"X-T" = "s"}}',
+    ]

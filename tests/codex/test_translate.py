@@ -10,14 +10,16 @@ import pytest
 from rawp_adapter_codex._translate import (
     COMMAND_APPROVAL,
     FILE_CHANGE_APPROVAL,
+    MCP_ELICITATION,
     Translator,
+    answer,
     decision,
     stop_reason,
     turn_usage,
 )
 from rawp_adapter_codex._wire import TokenUsageBreakdown
 
-from rawp_adapters import InteractionOutcome
+from rawp_adapters import InteractionOutcome, Question
 from rawp_adapters.frames import (
     PlanUpdated,
     SessionCompacted,
@@ -112,10 +114,18 @@ def test_a_command_is_announced_streamed_and_its_failure_reported() -> None:
     assert (result.output, result.is_error) == ("oops\n", True)
 
 
+def asks(
+    t: Translator, method: str, params: dict[str, Any], timeout_ms: int | None = None
+) -> tuple[list[Any], Question]:
+    asked = t.approval(method, params, timeout_ms=timeout_ms)
+    assert asked is not None
+    return asked
+
+
 def test_an_approval_for_an_item_not_announced_announces_it_and_asks_under_its_name() -> None:
     t = Translator("turn")
     params = {"threadId": "t", "turnId": TURN, "itemId": "patch_1", "startedAtMs": 0}
-    frames, question = t.approval(FILE_CHANGE_APPROVAL, {**params, "reason": "write"}, timeout_ms=5)
+    frames, question = asks(t, FILE_CHANGE_APPROVAL, {**params, "reason": "write"}, timeout_ms=5)
     (request,) = frames
     assert isinstance(request, ToolInvokeRequest)
     assert request.tool_name == "fileChange"
@@ -125,7 +135,7 @@ def test_an_approval_for_an_item_not_announced_announces_it_and_asks_under_its_n
     assert question.timeout_ms == 5
 
     t.notification("item/started", item("commandExecution", status="inProgress", **COMMAND))
-    again, asked = t.approval(COMMAND_APPROVAL, {**params, "itemId": "call_1"}, timeout_ms=None)
+    again, asked = asks(t, COMMAND_APPROVAL, {**params, "itemId": "call_1"})
     assert again == []
     assert asked.context is not None
     assert asked.context.tool_input == {"command": "touch x", "cwd": "/w"}
@@ -146,6 +156,55 @@ def test_only_an_explicit_allow_of_a_turn_that_goes_on_accepts(
     outcome: InteractionOutcome, aborting: bool, answer: str
 ) -> None:
     assert decision(outcome, aborting=aborting) == answer
+
+
+def mcp_elicitation(kind: str | None) -> dict[str, Any]:
+    """``mcpServer/elicitation/request`` as codex 0.169.0 sends it before an MCP tool runs."""
+    meta = {"codex_approval_kind": kind, "tool_name": "stamp", "tool_params": {"text": "a"}}
+    return {
+        "threadId": "t",
+        "turnId": TURN,
+        "serverName": "local",
+        "mode": "form",
+        "_meta": meta,
+        "message": 'Allow the local MCP server to run tool "stamp"?',
+        "requestedSchema": {"type": "object", "properties": {}},
+    }
+
+
+def test_codex_asking_to_run_an_mcp_tool_is_a_permission_about_its_running_call() -> None:
+    t = Translator("turn")
+    mcp_call = {"id": "call_9", "server": "local", "tool": "stamp", "arguments": {"text": "a"}}
+    t.notification("item/started", item("mcpToolCall", status="inProgress", **mcp_call))
+    frames, question = asks(t, MCP_ELICITATION, mcp_elicitation("mcp_tool_call"), timeout_ms=7)
+    assert frames == []
+    assert question.interaction_type == "PERMISSION"
+    assert question.context is not None
+    assert (question.context.tool_name, question.context.tool_call_id) == ("local/stamp", "call_9")
+    assert question.context.tool_input == {"text": "a"}
+    assert question.message == 'Allow the local MCP server to run tool "stamp"?'
+    assert question.timeout_ms == 7
+
+
+def test_an_mcp_servers_own_elicitation_or_one_about_no_running_call_is_not_asked() -> None:
+    t = Translator("turn")
+    assert t.approval(MCP_ELICITATION, mcp_elicitation(None), timeout_ms=None) is None
+    assert t.approval(MCP_ELICITATION, mcp_elicitation("mcp_tool_call"), timeout_ms=None) is None
+
+
+@pytest.mark.parametrize(
+    ("method", "decided", "response"),
+    [
+        (COMMAND_APPROVAL, "accept", {"decision": "accept"}),
+        (FILE_CHANGE_APPROVAL, "decline", {"decision": "decline"}),
+        (MCP_ELICITATION, "accept", {"action": "accept", "content": {}}),
+        (MCP_ELICITATION, "decline", {"action": "decline"}),
+    ],
+)
+def test_an_answer_takes_the_shape_of_its_request(
+    method: str, decided: str, response: dict[str, Any]
+) -> None:
+    assert answer(method, decided) == response
 
 
 def usage(inputs: int, cached: int, outputs: int) -> TokenUsageBreakdown:

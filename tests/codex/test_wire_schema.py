@@ -49,7 +49,9 @@ def definitions(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> di
 
 
 def assert_fits(model: type[BaseModel], schema: dict[str, Any], name: str) -> None:
-    properties = schema.get("properties", {})
+    properties = dict(schema.get("properties", {}))
+    for variant in schema.get("oneOf", []):  # fields of its variants (elicitation modes)
+        properties.update(variant.get("properties", {}))
     required = set(schema.get("required", []))
     for field_name, info in model.model_fields.items():
         alias = info.alias or field_name

@@ -15,9 +15,9 @@ Endpoints
   ``response.reasoning_summary_text.delta`` (n times) and ``response.output_item.done`` with a
   ``reasoning`` item; per tool call ``response.output_item.added`` and
   ``response.output_item.done`` with a ``function_call`` item (``name``, ``arguments`` JSON,
-  ``call_id``); then ``response.completed`` with ``usage`` (``input_tokens``,
-  ``output_tokens``, ``total_tokens`` and their details). Without ``stream``: one
-  ``response`` JSON object.
+  ``call_id``, the ``namespace`` of a tool offered inside one); then ``response.completed``
+  with ``usage`` (``input_tokens``, ``output_tokens``, ``total_tokens`` and their
+  details). Without ``stream``: one ``response`` JSON object.
 * ``GET /v1/models``: the one model.
 
 Choosing the reply
@@ -146,6 +146,18 @@ def _tool_names(body: Any) -> set[str]:
     return {str(t["name"]) for t in _tools(body) if isinstance(t.get("name"), str)}
 
 
+def _namespaces(body: Any) -> dict[str, str]:
+    """The namespace of each tool offered inside one (codex's ``mcp__<server>``)."""
+    tools = body.get("tools") if isinstance(body, dict) else None
+    return {
+        str(inner["name"]): str(tool["name"])
+        for tool in (tools if isinstance(tools, list) else [])
+        if isinstance(tool, dict) and tool.get("type") == "namespace"
+        for inner in _tools(tool)
+        if isinstance(inner.get("name"), str)
+    }
+
+
 def _custom_tools(body: Any) -> set[str]:
     """Freeform tools (``type: custom``): called with a text ``input``, not JSON."""
     return {str(t["name"]) for t in _tools(body) if t.get("type") == "custom"}
@@ -222,7 +234,7 @@ def _event(kind: str, **fields: Any) -> str:
 
 
 def _output_items(
-    reply: Reply, ids: Callable[[str], str], custom: set[str]
+    reply: Reply, ids: Callable[[str], str], custom: set[str], namespaces: dict[str, str]
 ) -> list[tuple[Part | ToolCall, dict[str, Any]]]:
     items: list[tuple[Part | ToolCall, dict[str, Any]]] = []
     for part in reply.parts:
@@ -261,6 +273,8 @@ def _output_items(
                 "arguments": json.dumps(call.arguments),
                 "call_id": ids("call_scripted_"),
             }
+            if call.name in namespaces:
+                item["namespace"] = namespaces[call.name]
         items.append((call, item))
     return items
 
@@ -362,7 +376,7 @@ class _Handler(ScriptedHandler["ScriptedResponses"]):
             return
         response_id = owner._ids.next("resp_scripted_")
         model = str(body.get("model") or owner.model)
-        items = _output_items(reply, owner._ids.next, _custom_tools(body))
+        items = _output_items(reply, owner._ids.next, _custom_tools(body), _namespaces(body))
         if body.get("stream"):
             self._stream(_sse_events(reply, response_id, model, items), reply.delta_delay_s)
             return

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame, ToolInvokeResultFrame
@@ -11,10 +13,17 @@ from tests.support.mcp_server import stamped
 
 
 async def call_both_servers(
-    d: SessionDriver[Any], local_tool: str, remote_tool: str, *, said: str = ""
+    d: SessionDriver[Any],
+    local_tool: str,
+    remote_tool: str,
+    *,
+    said: str = "",
+    requests: Callable[[], list[dict[str, Any]]] | None = None,
 ) -> None:
     """The model calls the stdio server's tool, then the HTTP server's; both answer, and
-    the dead server is named in one warning while the session goes on."""
+    the dead server is named in one warning while the session goes on. With
+    ``requests`` (the scripted model's recorded request bodies), each answer is shown
+    to have reached the model."""
     local = await d.prompt(f'CALL_TOOL {local_tool} {{"text": "abc"}}')
     remote = await d.prompt(f'CALL_TOOL {remote_tool} {{"text": "xyz"}}')
     (capabilities,) = d.of_type(SessionCapabilitiesFrame)
@@ -24,6 +33,8 @@ async def call_both_servers(
     assert "'dead'" in warning.payload.message
     for turn, text in ((local, "abc"), (remote, "xyz")):
         _answered(turn, f"{said}{stamped(text)}")
+        if requests is not None:
+            assert any(stamped(text) in json.dumps(body) for body in requests())
 
 
 def _answered(turn: TurnRecord, text: str) -> None:

@@ -14,6 +14,7 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
+from rawp_adapter_codex._mcp import McpStartup
 from rawp_adapter_codex._models import ModelChoice
 from rawp_adapter_codex._rpc import (
     CodexRequestError,
@@ -28,6 +29,7 @@ from rawp_adapter_codex._settings import CodexSettings
 from rawp_adapter_codex._translate import (
     APPROVALS,
     Translator,
+    answer,
     decision,
     stop_reason,
     turn_usage,
@@ -35,6 +37,7 @@ from rawp_adapter_codex._translate import (
 from rawp_adapter_codex._wire import (
     ErrorNotification,
     InitializeResponse,
+    McpServerStatusNotification,
     Model,
     ModelListResponse,
     ThreadStartResponse,
@@ -88,7 +91,7 @@ CLIENT_NAME = "rawp-adapter-codex"
 _USER_AGENT_VERSION = re.compile(r"^[^/\s]+/(\S+)")
 _EXIT_WAIT = 2.0
 """Seconds a start failure waits for the app-server's own exit, to report it."""
-NO_MCP = "the codex adapter gives codex no MCP servers yet (its mcp_servers config)"
+MCP_STATUS = "mcpServer/startupStatus/updated"
 _ANSWER_BOUND = 2.0
 """Seconds a turn's end spends declining the approvals still open (a stuck pipe)."""
 _TREE_INTERVAL = 0.5
@@ -106,8 +109,8 @@ class _TurnState:
     status: str | None = None
     error: str | None = None
     aborting: bool = False
-    pending: set[int | str] = field(default_factory=set)
-    """Approval requests waiting for the Master (their request ids)."""
+    pending: dict[int | str, str] = field(default_factory=dict)
+    """Approval requests waiting for the Master (their method by request id)."""
 
     def know(self, codex_turn_id: str) -> None:
         if self.codex_turn_id is None:
@@ -152,6 +155,7 @@ class CodexAdapter(Adapter[CodexSettings]):
         self._models = ModelChoice(
             settings.model, settings.reasoning_effort, next_effort=settings.reasoning_effort
         )
+        self._mcp = McpStartup([server.name for server in settings.mcp_servers])
         self._usage: TokenUsageBreakdown | None = None
         self._context_tokens: int | None = None
         """The last model request's size: how full the context is."""
@@ -184,6 +188,7 @@ class CodexAdapter(Adapter[CodexSettings]):
             model_list=bool(self._models.listed),
             thinking_change=True,
             plans=True,
+            mcp_servers=self._mcp.started(),
             process_containment=process.containment if process is not None else None,
         )
 
@@ -245,8 +250,10 @@ class CodexAdapter(Adapter[CodexSettings]):
         except Exception as exc:
             await self._fail_start(exc)
         log.info("codex thread ready", thread_id=self._thread_id, model=self._models.model)
-        for server in settings.mcp_servers:
-            await ctx.emit(mcp_server_refused(server.name, NO_MCP))
+        with anyio.move_on_after(settings.start_timeout):
+            await self._mcp.settled.wait()
+        for name, reason in self._mcp.refused().items():
+            await ctx.emit(mcp_server_refused(name, reason))
 
     async def _handshake(self, connection: Connection, workspace: Path) -> None:
         settings = self.settings
@@ -385,6 +392,9 @@ class CodexAdapter(Adapter[CodexSettings]):
             self._usage = usage.total
             self._context_tokens = usage.last.total_tokens
             return
+        if method == MCP_STATUS:
+            self._mcp.update(McpServerStatusNotification.model_validate(params))
+            return
         turn = self._turn
         if turn is None:
             if self._compaction is not None and method in ("turn/started", "turn/completed"):
@@ -435,34 +445,38 @@ class CodexAdapter(Adapter[CodexSettings]):
                 request.id, f"{CLIENT_NAME} does not answer {request.method}"
             )
             return
-        if turn is None or turn.aborting or not turn.concerns(request.params):
-            await self._connection.respond(request.id, {"decision": "decline"})
+        asked = None
+        if turn is not None and not turn.aborting and turn.concerns(request.params):
+            asked = turn.translator.approval(
+                request.method, request.params, timeout_ms=self.settings.interaction_timeout_ms
+            )
+        if turn is None or asked is None:
+            await self._connection.respond(request.id, answer(request.method, "decline"))
             return
-        frames, question = turn.translator.approval(
-            request.method, request.params, timeout_ms=self.settings.interaction_timeout_ms
-        )
+        frames, question = asked
         await ctx.emit_many(frames)
-        turn.pending.add(request.id)
+        turn.pending[request.id] = request.method
         ctx.start_soon(lambda: self._ask(ctx, turn, request, question), name="codex approval")
 
     async def _ask(
         self, ctx: SessionContext, turn: _TurnState, request: ServerRequest, question: Question
     ) -> None:
         outcome = await ctx.interact(question)
-        if request.id not in turn.pending:
+        method = turn.pending.pop(request.id, None)
+        if method is None:
             return  # answered by the abort or the turn's end
-        turn.pending.discard(request.id)
-        await self._answer(request.id, decision(outcome, aborting=turn.aborting))
+        await self._answer(request.id, answer(method, decision(outcome, aborting=turn.aborting)))
 
     async def _decline_pending(self, state: _TurnState) -> None:
         """Decline every approval of ``state`` still waiting for the Master."""
         while state.pending:
-            await self._answer(state.pending.pop(), "decline")
+            request_id, method = state.pending.popitem()
+            await self._answer(request_id, answer(method, "decline"))
 
-    async def _answer(self, request_id: int | str, answer: str) -> None:
+    async def _answer(self, request_id: int | str, response: dict[str, Any]) -> None:
         assert self._connection is not None
         try:
-            await self._connection.respond(request_id, {"decision": answer})
+            await self._connection.respond(request_id, response)
         except ConnectionError as exc:
             assert self._ctx is not None
             self._ctx.log.info("cannot answer an approval", error=str(exc))

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from rawp_adapters import McpServers
+from rawp_adapters import McpServer, McpServers
 from rawp_adapters.processes import AgentProcessSettings
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -87,11 +87,22 @@ class CodexSettings(AgentProcessSettings):
         return config
 
     def argv(self) -> list[str]:
-        """``command`` with every ``config`` entry as ``-c key=value``."""
+        """``command`` with every ``config`` entry as ``-c key=value``, then each MCP
+        server as ``-c mcp_servers.<name>={…}``."""
         argv = list(self.command)
         for key, value in self.config.items():
             argv += ["-c", f"{key}={toml_value(value)}"]
+        for server in self.mcp_servers:
+            argv += ["-c", f"mcp_servers.{server.name}={toml_value(mcp_server_config(server))}"]
         return argv
+
+
+def mcp_server_config(server: McpServer) -> dict[str, Any]:
+    """Codex's ``mcp_servers.<name>`` table: ``command``/``args``/``env`` for stdio,
+    ``url``/``http_headers`` for streamable HTTP."""
+    if server.command is not None:
+        return {"command": server.command, "args": server.args, "env": server.env}
+    return {"url": server.url, "http_headers": server.headers}
 
 
 def toml_value(value: Any) -> str:

@@ -13,7 +13,10 @@
 - A ``contextCompaction`` item completed in a turn (codex compacted on its own) →
   ``session.compacted`` ``auto``.
 - An approval request → the ``PERMISSION`` question about its item (announced from the
-  request when the item was not), answered by :func:`decision`.
+  request when the item was not), answered by :func:`decision` in :func:`answer`'s
+  shape. Codex asks whether an MCP tool may run as an MCP elicitation
+  (``mcpServer/elicitation/request`` with ``_meta.codex_approval_kind: mcp_tool_call``),
+  about the ``mcpToolCall`` item it started; an MCP server's own elicitation is declined.
 - Token usage is the thread's running total; a turn's is the difference
   (:func:`turn_usage`).
 """
@@ -32,6 +35,7 @@ from rawp_adapter_codex._wire import (
     FileChangeApprovalParams,
     FileChangeItem,
     ItemNotification,
+    McpElicitationParams,
     McpToolCallItem,
     PlanNotification,
     ReasoningItem,
@@ -59,7 +63,9 @@ from rawp_adapters.frames import (
 
 COMMAND_APPROVAL = "item/commandExecution/requestApproval"
 FILE_CHANGE_APPROVAL = "item/fileChange/requestApproval"
-APPROVALS = (COMMAND_APPROVAL, FILE_CHANGE_APPROVAL)
+MCP_ELICITATION = "mcpServer/elicitation/request"
+APPROVALS = (COMMAND_APPROVAL, FILE_CHANGE_APPROVAL, MCP_ELICITATION)
+_MCP_TOOL_CALL = "mcp_tool_call"
 
 BlockKind = Literal["text", "thinking"]
 
@@ -126,6 +132,14 @@ def decision(outcome: InteractionOutcome, *, aborting: bool) -> str:
     """``accept`` only on the Master's explicit allow of a turn that goes on; ``decline``
     for everything else (deny, timeout, abort, the session's end)."""
     return "accept" if outcome.allowed and not aborting else "decline"
+
+
+def answer(method: str, decided: str) -> dict[str, Any]:
+    """The response to the approval request ``method``: its ``decision``, or an
+    elicitation's ``action`` (accepted with empty content: codex asks for no field)."""
+    if method == MCP_ELICITATION:
+        return {"action": "accept", "content": {}} if decided == "accept" else {"action": decided}
+    return {"decision": decided}
 
 
 def stop_reason(status: str) -> StopReason | None:
@@ -292,9 +306,12 @@ class Translator:
 
     def approval(
         self, method: str, params: dict[str, Any], *, timeout_ms: int | None
-    ) -> tuple[list[ClientPayload], Question]:
+    ) -> tuple[list[ClientPayload], Question] | None:
         """An approval request: the payloads announcing its item if it was not, and the
-        ``PERMISSION`` question about it."""
+        ``PERMISSION`` question about it; None for an elicitation about no MCP tool
+        call of this turn (declined)."""
+        if method == MCP_ELICITATION:
+            return self._mcp_approval(McpElicitationParams.model_validate(params), timeout_ms)
         out: list[ClientPayload] = []
         request: CommandApprovalParams | FileChangeApprovalParams
         if method == COMMAND_APPROVAL:
@@ -329,6 +346,28 @@ class Translator:
             timeout_ms=timeout_ms,
         )
         return out, question
+
+    def _mcp_approval(
+        self, request: McpElicitationParams, timeout_ms: int | None
+    ) -> tuple[list[ClientPayload], Question] | None:
+        """The question about the running ``mcpToolCall`` the elicitation asks to run
+        (it names the server and tool, not the item)."""
+        meta = request.meta
+        if meta is None or meta.codex_approval_kind != _MCP_TOOL_CALL:
+            return None
+        name = f"{request.server_name}/{meta.tool_name}"
+        for item_id, tool in self._tools.items():
+            if tool.name == name and not tool.done:
+                question = Question.permission(
+                    tool.name,
+                    tool_input=dict(tool.input),
+                    tool_call_id=item_id,
+                    turn_id=self.turn_id,
+                    message=request.message or None,
+                    timeout_ms=timeout_ms,
+                )
+                return [], question
+        return None
 
     def finish(self) -> list[ClientPayload]:
         """What is still open when the turn ends (its last block's done)."""

@@ -233,6 +233,31 @@ class FileChangeApprovalParams(_Wire):
     grant_root: str | None = None
 
 
+class McpToolApproval(_Wire):
+    """What codex puts in ``_meta`` of an elicitation that asks to run an MCP tool."""
+
+    codex_approval_kind: str | None = Field(default=None, alias="codex_approval_kind")
+    tool_name: str | None = Field(default=None, alias="tool_name")
+
+
+class McpElicitationParams(_Wire):
+    """``mcpServer/elicitation/request``: an MCP server's question, or codex asking
+    whether an MCP tool may run (``_meta.codex_approval_kind: mcp_tool_call``)."""
+
+    server_name: str
+    turn_id: str | None = None
+    message: str = ""
+    meta: McpToolApproval | None = Field(default=None, alias="_meta")
+
+
+class McpServerStatusNotification(_Wire):
+    """``mcpServer/startupStatus/updated``."""
+
+    name: str
+    status: Literal["starting", "ready", "failed", "cancelled"]
+    error: str | None = None
+
+
 SCHEMA_NAMES: dict[type[_Wire], str] = {
     InitializeResponse: "InitializeResponse",
     ThreadStartResponse: "ThreadStartResponse",
@@ -254,6 +279,8 @@ SCHEMA_NAMES: dict[type[_Wire], str] = {
     ErrorNotification: "ErrorNotification",
     CommandApprovalParams: "CommandExecutionRequestApprovalParams",
     FileChangeApprovalParams: "FileChangeRequestApprovalParams",
+    McpElicitationParams: "McpServerElicitationRequestParams",
+    McpServerStatusNotification: "McpServerStatusUpdatedNotification",
 }
 """Each model and the schema definition it is checked against (thread items are checked
 as the ``ThreadItem`` variant of their ``type``)."""
