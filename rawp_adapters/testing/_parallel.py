@@ -1,0 +1,54 @@
+"""Rules run side by side (``rawp-adapters check --jobs N``), for agents whose sessions
+take seconds each to start and end.
+
+Each rule runs in a worker process of its own at a time: the kit tells the processes a
+session left behind by this process's descendants, which a rule running beside it in
+the same process would blur. Results come in the order of the rules, each as soon as
+it and every rule before it are done.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from functools import partial
+from typing import Literal
+
+import anyio
+
+from rawp_adapters.testing._catalogue import select_rules
+from rawp_adapters.testing._rule import Rule, RuleResult
+from rawp_adapters.testing._runner import run_rule
+from rawp_adapters.testing._subject import ConformanceSubject
+
+Backend = Literal["asyncio", "trio"]
+SubjectFactory = Callable[[], ConformanceSubject]
+"""Builds the subject in the process that runs a rule; with ``jobs`` over 1 it must
+pickle (a module-level function, or a ``functools.partial`` of one)."""
+
+
+def run_rules(
+    make_subject: SubjectFactory, rules: Sequence[Rule], *, jobs: int, backend: Backend
+) -> Iterator[RuleResult]:
+    """Each rule's result, in the order of ``rules``; up to ``jobs`` rules at once."""
+    if jobs == 1:
+        subject = make_subject()
+        for rule in rules:
+            yield anyio.run(partial(run_rule, subject, rule), backend=backend)
+        return
+    spawn = multiprocessing.get_context("spawn")  # no copy of this process's threads
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(rules)), mp_context=spawn)
+    try:
+        running: list[Future[RuleResult]] = [
+            pool.submit(_run_in_worker, make_subject, rule.id, backend) for rule in rules
+        ]
+        for result in running:
+            yield result.result()
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _run_in_worker(make_subject: SubjectFactory, rule_id: str, backend: Backend) -> RuleResult:
+    (rule,) = select_rules([rule_id])
+    return anyio.run(partial(run_rule, make_subject(), rule), backend=backend)
