@@ -9,7 +9,6 @@ import logging
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rawp-adapters",
         description="Run coding agents behind one stream of RAWP-DPS frames.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     parser.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
@@ -469,7 +468,27 @@ def _trio_installed() -> bool:
     return True
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version is read from the package metadata when
+    asked, not at every start (the metadata is searched on ``sys.path``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        sys.stdout.write(f"{parser.prog} {_version()}\n")
+        parser.exit()
+
+
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("rawp-adapters")
     except PackageNotFoundError:
