@@ -48,10 +48,13 @@ NOT_FOR_SERVE = (
     "rawp_adapters.host._tools",
     "rawp_adapters.host._delegation",
     "opentelemetry",
+    "email.parser",
 )
 """What other commands need: the conformance kit, frame schemas, NATS workers, the
 inspector, ``run``'s terminal view, host tools and delegation (jsonschema is imported by
-the first host tool catalog); and OpenTelemetry, imported by a host that configures it."""
+the first host tool catalog); OpenTelemetry, imported by a host that configures it; and
+the parser of package metadata files, which reading a distribution's version (``--version``)
+imports."""
 
 
 async def test_a_bridge_that_serves_a_turn_imports_no_other_commands_code(
