@@ -1,6 +1,7 @@
 """The session's MCP servers on each SDK core: a stdio server and a streamable HTTP one
 (with its header) whose tools the scripted model calls, beside a server that exits at
-once, reported and left out while the others work; a core that takes none says so."""
+once, reported and left out while the others work; the demo core, which takes none,
+says so."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from rawp_adapter_sdk import SdkAdapter
 
 from rawp_adapters.frames import AgentErrorFrame, SessionCapabilitiesFrame
-from rawp_adapters.testing import allow_all, drive
+from rawp_adapters.testing import drive
 from tests.support.core_scenarios import CORES, ScriptedCore
 from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
 from tests.support.mcp_checks import call_both_servers
@@ -24,32 +25,32 @@ from tests.support.mcp_server import (
 
 pytestmark = pytest.mark.anyio
 
-TAKES_MCP = {"openai-agents", "pydantic-ai"}
+TOOL_NAMES = {"copilot": "{server}-{tool}"}
+"""How a core names an MCP server's tool to the model (default: the tool's own name)."""
 
 
-def cores(takes_mcp: bool) -> pytest.MarkDecorator:
-    chosen = [core for core in CORES if (core.name in TAKES_MCP) == takes_mcp]
-    return pytest.mark.parametrize("core", chosen, ids=[core.name for core in chosen])
-
-
-@cores(takes_mcp=True)
+@pytest.mark.parametrize("core", CORES, ids=[core.name for core in CORES])
 async def test_mcp_tools_over_stdio_and_http_reach_the_model_and_a_dead_server_is_reported(
     core: ScriptedCore, llm: ScriptedOpenAI, tmp_path: Path
 ) -> None:
+    named = TOOL_NAMES.get(core.name, "{tool}")
     with http_server(header=SECRET, tool=REMOTE_TOOL) as url:
         settings = core.settings(llm) | {"mcp_servers": servers_beside_a_dead_one(url)}
         async with drive(SdkAdapter.from_settings(settings), workspace=tmp_path) as d:
-            await call_both_servers(d, LOCAL_TOOL, REMOTE_TOOL, said=TOOL_SAID)
+            await call_both_servers(
+                d,
+                named.format(server="local", tool=LOCAL_TOOL),
+                named.format(server="remote", tool=REMOTE_TOOL),
+                said=TOOL_SAID,
+                requests=lambda: llm.requests,
+            )
 
 
-@cores(takes_mcp=False)
 async def test_a_core_that_takes_no_mcp_servers_names_each_in_a_warning_and_goes_on(
-    core: ScriptedCore, llm: ScriptedOpenAI, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
-    settings = core.settings(llm) | {
-        "mcp_servers": servers_beside_a_dead_one("http://127.0.0.1:9/mcp")
-    }
-    async with drive(SdkAdapter.from_settings(settings), workspace=tmp_path, policy=allow_all) as d:
+    settings = {"mcp_servers": servers_beside_a_dead_one("http://127.0.0.1:9/mcp")}
+    async with drive(SdkAdapter.from_settings(settings), workspace=tmp_path) as d:
         turn = await d.prompt("hello")
         (capabilities,) = d.of_type(SessionCapabilitiesFrame)
         warnings = d.of_type(AgentErrorFrame)

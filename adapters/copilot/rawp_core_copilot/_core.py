@@ -13,7 +13,7 @@ import importlib.metadata
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -98,6 +98,7 @@ class CopilotCore:
         self._cancelled = False
         self._env: CoreEnvironment | None = None
         self._host_tools: list[HostTool] = []
+        self._mcp_refused: dict[str, str] = {}
 
     @property
     def name(self) -> str:
@@ -130,6 +131,10 @@ class CopilotCore:
     def model_state(self) -> ModelState:
         return ModelState(model=self._model)
 
+    @property
+    def mcp_refused(self) -> Mapping[str, str]:
+        return self._mcp_refused
+
     async def start(self, env: CoreEnvironment) -> None:
         try:
             from rawp_core_copilot._cli import cli_version, find_cli
@@ -146,6 +151,7 @@ class CopilotCore:
             provider_type=self._provider_type,
             wire_api=self._wire_api,
             tools=self._tools,
+            mcp_servers=env.mcp_servers,
             cli=cli,
             home=self._home,
             workspace=Path(env.workspace),
@@ -164,6 +170,7 @@ class CopilotCore:
             raise CoreError(
                 f"the Copilot CLI did not start: {exc}", code=AgentErrorCode.SPAWN_FAILED
             ) from exc
+        self._mcp_refused = runtime.mcp.refused()
 
     async def publish_tools(self, tools: Sequence[HostTool]) -> None:
         self._host_tools = list(tools)

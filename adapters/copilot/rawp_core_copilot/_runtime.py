@@ -5,6 +5,7 @@ and the CLI's events and permission questions handed to the running turn."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,8 +37,10 @@ from copilot.tools import ToolResult
 from rawp_adapter_sdk import CoreError
 from rawp_adapter_sdk.islands import Outbox
 
+from rawp_adapters import McpServer
 from rawp_adapters.frames import HostTool
 from rawp_core_copilot._exit import CliExited, exit_error
+from rawp_core_copilot._mcp import CONNECT_TIMEOUT, McpStartup, mcp_config
 
 WRITE_TOOL = "write"
 BUILTIN_TOOLS = (WRITE_TOOL,)
@@ -59,6 +62,7 @@ class Settings:
     home: Path
     """The CLI's ``COPILOT_HOME`` (its config, sessions and logs), the core's own."""
     workspace: Path
+    mcp_servers: Sequence[McpServer] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +145,13 @@ class Runtime:
         """The session has told its last turn idle: a message now would start a new one."""
         self.host_tools: Sequence[HostTool] = ()
         """The Master's published tools; :meth:`publish` changes them once open."""
+        self.mcp = McpStartup([server.name for server in settings.mcp_servers])
+        self._mcp_changed = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def open(self) -> None:
         s = self._settings
+        self._loop = asyncio.get_running_loop()
         self._client = CopilotClient(
             connection=RuntimeConnection.for_stdio(path=str(s.cli)),
             env=cli_environment(s),
@@ -165,11 +173,20 @@ class Runtime:
             model=s.model,
             provider=provider,
             tools=self._tools(),
-            available_tools=ToolSet().add_custom("*"),  # none of the CLI's own tools
+            # the core's tools and the MCP servers', none of the CLI's own
+            available_tools=ToolSet().add_custom("*").add_mcp("*"),
+            mcp_servers={server.name: mcp_config(server) for server in s.mcp_servers},
             streaming=True,
             working_directory=str(s.workspace),
             on_event=self._on_event,
         )
+        if not self.mcp.settled:
+            self.mcp.listed((await self._session.rpc.mcp.list()).servers)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CONNECT_TIMEOUT):
+                    while not self.mcp.settled:
+                        await self._mcp_changed.wait()
+                        self._mcp_changed.clear()
 
     def _watch_exit(self, client: CopilotClient) -> None:
         """Tell the running turn when the CLI's connection closes unasked (the CLI died).
@@ -218,10 +235,16 @@ class Runtime:
             await self._session.set_tools(self._tools())
 
     def _on_event(self, event: SessionEvent) -> None:
+        if not self.mcp.settled and self._loop is not None:  # events may come from any thread
+            self._loop.call_soon_threadsafe(self._mcp_event, event.data)
         if isinstance(event.data, SessionIdleData):
             self._idle = True
         if self._inbox is not None:
             self._inbox.put(event)
+
+    def _mcp_event(self, data: object) -> None:
+        self.mcp.event(data)
+        self._mcp_changed.set()
 
     async def _on_permission(
         self, request: PermissionRequest, invocation: PermissionInvocation
