@@ -4,25 +4,24 @@ control frames, and attach to a session again after a restart."""
 from __future__ import annotations
 
 import contextlib
-import math
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Self
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from nats.js.kv import KeyValue
 
 from rawp_adapters._adapter import AgentMetadata
-from rawp_adapters._codec import decode_frame, encode_frame
+from rawp_adapters._codec import encode_frame
 from rawp_adapters._control import ControlFrames
-from rawp_adapters._errors import FrameError, SessionClosedError
+from rawp_adapters._errors import SessionClosedError
 from rawp_adapters._frames import ClientFrame, ControlFrame, SessionClosedFrame, UnknownFrame
 from rawp_adapters._logging import get_logger
+from rawp_adapters._queue import FrameQueue
 from rawp_adapters._session import SessionOptions
 from rawp_adapters._telemetry import trace_headers
-from rawp_adapters.remote._batches import frame_lines
 from rawp_adapters.remote._closer import close_if_orphaned
 from rawp_adapters.remote._follow import Follower
 from rawp_adapters.remote._leases import LeaseWatch
@@ -35,6 +34,7 @@ from rawp_adapters.remote._link import (
     redact,
 )
 from rawp_adapters.remote._names import DEFAULT_PREFIX, MSG_ID, Names, check_session_id
+from rawp_adapters.remote._reading import read_frames
 from rawp_adapters.remote._requests import StartRequest, options_dict
 from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams
 
@@ -58,9 +58,8 @@ class RemoteSession:
         self._link = remote._link
         self._control_subject = remote.names.control_subject(session_id)
         self._log = _log.bind(session_id=session_id)
-        send, receive = anyio.create_memory_object_stream[ClientFrame](math.inf)
-        self._send: MemoryObjectSendStream[ClientFrame] = send
-        self._receive: MemoryObjectReceiveStream[ClientFrame] = receive
+        # Unbounded: the server keeps the frames, and nothing waits for room here.
+        self._queue = FrameQueue[ClientFrame](sys.maxsize)
         self._closed = anyio.Event()
         self._following = False
 
@@ -80,45 +79,41 @@ class RemoteSession:
 
     def _deliver(self, data: bytes) -> None:
         """One message of frames (``specs/remote.md``, "Batches")."""
-        for line in frame_lines(data):
-            if self.closed:
-                return
-            try:
-                frame = decode_frame(line)
-            except FrameError as exc:
-                self._log.error("undecodable frame skipped", error=str(exc))
-                continue
-            if isinstance(frame, UnknownFrame) or frame.seq <= self.last_seq:
+        if self.closed:
+            return
+        frames, errors = read_frames(data)
+        for error in errors:
+            self._log.error("undecodable frame skipped", error=str(error))
+        fresh: list[ClientFrame] = []
+        last_seq = self.last_seq
+        for frame in frames:
+            if type(frame) is UnknownFrame or frame.seq <= last_seq:
                 continue
             if frame.type.startswith("control."):
                 continue
-            self.last_seq = frame.seq
-            with contextlib.suppress(anyio.ClosedResourceError):
-                self._send.send_nowait(frame)  # type: ignore[arg-type]
-            if isinstance(frame, SessionClosedFrame):
+            last_seq = frame.seq
+            fresh.append(frame)  # type: ignore[arg-type]
+            if type(frame) is SessionClosedFrame:
                 self._closed.set()
-                self._send.close()
+                break
+        self.last_seq = last_seq
+        with contextlib.suppress(anyio.ClosedResourceError):
+            self._queue.put_many(fresh)
+        if self.closed:
+            self._queue.close()
 
     def __aiter__(self) -> AsyncIterator[ClientFrame]:
-        return self._frames()
-
-    async def _frames(self) -> AsyncIterator[ClientFrame]:
-        with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
-            while True:
-                yield await self._receive.receive()
+        return self._queue.__aiter__()
 
     async def receive(self) -> ClientFrame:
         """The next frame; raises ``anyio.EndOfStream`` after ``session.closed`` (or
         :meth:`detach`)."""
-        return await self._receive.receive()
+        return await self._queue.get()
 
     async def receive_all(self) -> list[ClientFrame]:
-        """Every frame that has arrived, at least one (waits for it)."""
-        frames = [await self._receive.receive()]
-        with contextlib.suppress(anyio.WouldBlock, anyio.EndOfStream):
-            while True:
-                frames.append(self._receive.receive_nowait())
-        return frames
+        """Every frame that has arrived, at least one (waits for it); raises
+        ``anyio.EndOfStream`` after ``session.closed`` (or :meth:`detach`)."""
+        return await self._queue.get_all()
 
     async def wait_closed(self) -> None:
         await self._closed.wait()
@@ -149,7 +144,7 @@ class RemoteSession:
         """Stop receiving; the session goes on on its worker."""
         following, self._following = self._following, False
         self._remote._sessions.pop(self.session_id, None)
-        self._send.close()
+        self._queue.close()
         if following:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await self._link.call(self._unfollow)
