@@ -11,11 +11,20 @@
   bridge up pays per session (the CPU figure is the server's own).
 - **import rawp_adapters.cli**: from spawning the interpreter to the end of that
   import, beside a bare interpreter start (``python -c pass``), for reference.
+- **the libraries alone**: from spawning the interpreter to its first line once it has
+  imported and started what every bridge does, whatever its own code: pydantic with
+  one model built (which loads pydantic's plugins through ``importlib.metadata``),
+  asyncio run through anyio, psutil and msgspec: the floor under what a fresh
+  ``serve --stdio`` adds, against the same baseline.
 
-Runs alternate (agent, bridge, import, interpreter) so the machine's drift hits each
-alike; each figure is the median. **Target (issue 19): bridge minus agent < 100 ms**,
-met by ``serve --listen``; a fresh ``serve --stdio`` pays an interpreter and its
-imports on top.
+Every process runs with up-to-date bytecode, as an installed package has it (pip
+compiles it): ``PYTHONDONTWRITEBYTECODE`` is dropped from their environment, so the
+warm-up writes the bytecode of the modules edited since it was last written; with it,
+each start would compile those again (about half a millisecond per 100 lines).
+Runs alternate (agent, bridge, listen, import, libraries, interpreter) so the
+machine's drift hits each alike; each figure is the median. **Target (issue 19):
+bridge minus agent < 100 ms**, met by ``serve --listen``; a fresh ``serve --stdio``
+pays an interpreter and its imports on top.
 Beside each time, the CPU the process itself used until then (its children's aside):
 on a machine where other work shares the CPUs it moves far less than the time does.
 
@@ -48,6 +57,22 @@ CLI = Path(sys.executable).with_name("rawp-adapters")
 
 _WAIT_S = 30.0
 
+LIBRARIES = (
+    "import anyio, msgspec, psutil\n"
+    "from pydantic import BaseModel\n"
+    "class Built(BaseModel):\n"
+    "    text: str\n"
+    "Built(text='')\n"
+    "async def started() -> None: ...\n"
+    "anyio.run(started)\n"
+    "print('ready', flush=True)\n"
+    "import sys; sys.stdin.read()\n"
+)
+"""What every bridge imports and starts whatever its own code: the floor."""
+
+COMPILING_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+"""The environment of every process measured: bytecode written once, as installed."""
+
 
 def until_line(command: Sequence[str], marker: bytes) -> tuple[float, float]:
     """Seconds from spawning ``command`` to the first line of its stdout that holds
@@ -55,7 +80,11 @@ def until_line(command: Sequence[str], marker: bytes) -> tuple[float, float]:
     ended by closing its stdin."""
     started = time.perf_counter()
     with subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=COMPILING_ENV,
     ) as child:
         assert child.stdin is not None
         assert child.stdout is not None
@@ -94,7 +123,9 @@ def cpu_seconds(pid: int) -> float:
 @contextmanager
 def listening(command: Sequence[str], path: Path) -> Iterator[int]:
     """``command`` (a ``serve --listen path``) running and listening; yields its pid."""
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as server:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=COMPILING_ENV
+    ) as server:
         assert server.stdout is not None
         announced = server.stdout.readline()
         if json.loads(announced or b"null") != {"listening": str(path)}:
@@ -130,7 +161,7 @@ def until_exit(command: Sequence[str]) -> tuple[float, float]:
     """Seconds from spawning ``command`` to its exit, and the CPU seconds it used."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(command, check=True, stdin=subprocess.DEVNULL)
+    subprocess.run(command, check=True, stdin=subprocess.DEVNULL, env=COMPILING_ENV)
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return elapsed, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -154,6 +185,7 @@ def main() -> None:
             "bridge": [],
             "listen": [],
             "import": [],
+            "libraries": [],
             "bare": [],
         }
         until_line(bridge, b'"session.capabilities"')  # warm the page cache
@@ -165,6 +197,9 @@ def main() -> None:
                 measured["listen"].append(until_capabilities(socket_path, server))
                 measured["import"].append(
                     until_exit([sys.executable, "-c", "import rawp_adapters.cli"])
+                )
+                measured["libraries"].append(
+                    until_line([sys.executable, "-c", LIBRARIES], b"ready")
                 )
                 measured["bare"].append(until_exit([sys.executable, "-c", "pass"]))
     ms = {name: median(t for t, _ in runs) * 1000 for name, runs in measured.items()}
@@ -189,6 +224,7 @@ def main() -> None:
             row("agent alone: its ready line (baseline)", "agent", None),
             row("serve --stdio: session.capabilities", "bridge", "agent"),
             row("serve --listen: connect to capabilities", "listen", "agent"),
+            row("the libraries alone: their ready line", "libraries", "agent"),
             row("python -c pass", "bare", None),
             row("python -c 'import rawp_adapters.cli'", "import", "bare"),
         ],
