@@ -1,10 +1,11 @@
-"""The Master's host tools on a real ACP agent: claude-agent-acp gets them as the
-session's ``rawp`` MCP server, the catalog published after ``session/new`` reaches it,
-and its call goes to the Master, whose answer the model sees; a ``Delegation`` runs a
-sub-agent the same way; an abort ends a call the Master has not answered; the server
-answers only a connection that starts with the session's token, and a connection
-reset ends only itself. Runs on
-asyncio only (how the adapter runs on each loop is proven elsewhere)."""
+"""The Master's host tools on real ACP agents: each agent that calls MCP tools gets them
+as the session's ``rawp`` MCP server, the catalog published after ``session/new`` reaches
+it (gemini-cli re-lists on ``list_changed`` in the background: the publication waits for
+that), and its call goes to the Master, whose answer the model sees, reported once; a
+``Delegation`` runs a sub-agent the same way; an abort ends a call the Master has not
+answered; the server answers only a connection that starts with the session's token, and
+a connection reset ends only itself. Each runs on one event loop (gemini on trio, the
+others on asyncio; how the adapter runs on each loop is proven elsewhere)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.host import Delegation, HostTools, allow_all, serve_host
 from rawp_adapters.testing import drive
+from tests.acp.agents import AcpAgentName
 from tests.acp.test_mcp_servers import TIMEOUT, adapter_with_mcp
 from tests.support.core_scenarios import ECHO
 
@@ -43,12 +45,25 @@ async def lookup(word: str) -> str:
     return f"glossary says {word[::-1]}"
 
 
-async def run_claude(
-    servers: dict[str, str], home: Path, host_tools: HostTools, prompt: str
+HOST_TOOL_NAME = {
+    "claude": "mcp__rawp__{}",
+    "gemini": "mcp_rawp_{}",
+    "qwen": "mcp__rawp__{}",
+    "opencode": "rawp_{}",
+    "codex": "{}",  # inside the namespace mcp__rawp
+}
+"""How each agent offers a host tool to its model (the name the scripted model calls)."""
+
+LOOP = {"gemini": "trio"}
+"""The event loop each agent runs on here (default asyncio)."""
+
+
+async def run_agent(
+    name: AcpAgentName, servers: dict[str, str], home: Path, host_tools: HostTools, prompt: str
 ) -> tuple[list[str], list[ClientFrame]]:
-    """One prompt to claude-agent-acp with ``host_tools`` served by ``serve_host``; the
-    names the agent confirmed and the session's frames."""
-    adapter, workspace = adapter_with_mcp("claude", servers, home, host_tools=True)
+    """One prompt to ``name`` with ``host_tools`` served by ``serve_host``; the names the
+    agent confirmed and the session's frames."""
+    adapter, workspace = adapter_with_mcp(name, servers, home, host_tools=True)
     frames: list[ClientFrame] = []
     with anyio.fail_after(TIMEOUT):
         async with (
@@ -86,13 +101,15 @@ def model_text(frames: list[ClientFrame]) -> str:
     )
 
 
-async def test_claude_calls_a_host_tool_published_after_the_session_started_as_one_call(
-    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize("name", list(HOST_TOOL_NAME))
+async def test_the_agent_calls_a_host_tool_published_after_the_session_started_as_one_call(
+    name: AcpAgentName, anyio_backend: str, servers: dict[str, str], tmp_path: Path
 ) -> None:
-    if anyio_backend != "asyncio":
-        pytest.skip("runs on asyncio only (see the module docstring)")
-    confirmed, frames = await run_claude(
-        servers, tmp_path, tools, 'CALL_TOOL mcp__rawp__lookup {"word": "turn"}'
+    if anyio_backend != LOOP.get(name, "asyncio"):
+        pytest.skip("runs on one event loop only (see the module docstring)")
+    called = HOST_TOOL_NAME[name].format("lookup")
+    confirmed, frames = await run_agent(
+        name, servers, tmp_path, tools, f'CALL_TOOL {called} {{"word": "turn"}}'
     )
     assert confirmed == ["lookup"]
     (capabilities,) = [f for f in frames if isinstance(f, SessionCapabilitiesFrame)]
@@ -107,16 +124,18 @@ async def test_claude_calls_a_host_tool_published_after_the_session_started_as_o
     assert [f for f in frames if f.type == "agent.interaction.request"] == []
 
 
-async def test_claude_delegates_a_task_to_a_sub_agent_through_a_host_tool(
-    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize("name", ["claude", "gemini"])
+async def test_the_agent_delegates_a_task_to_a_sub_agent_through_a_host_tool(
+    name: AcpAgentName, anyio_backend: str, servers: dict[str, str], tmp_path: Path
 ) -> None:
-    if anyio_backend != "asyncio":
-        pytest.skip("runs on asyncio only (see the module docstring)")
+    if anyio_backend != LOOP.get(name, "asyncio"):
+        pytest.skip("runs on one event loop only (see the module docstring)")
     demo = AgentMetadata(adapter_type="sdk", settings={"core": "demo"})
     delegating = HostTools([Delegation(demo, name="delegate", relay="result")])
     task = {"description": "a note", "prompt": "Note this down."}
-    confirmed, frames = await run_claude(
-        servers, tmp_path, delegating, f"CALL_TOOL mcp__rawp__delegate {json.dumps(task)}"
+    called = HOST_TOOL_NAME[name].format("delegate")
+    confirmed, frames = await run_agent(
+        name, servers, tmp_path, delegating, f"CALL_TOOL {called} {json.dumps(task)}"
     )
     assert confirmed == ["delegate"]
     (result,) = master_results(frames)

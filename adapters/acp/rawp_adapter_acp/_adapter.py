@@ -225,7 +225,7 @@ class AcpAdapter(Adapter[AcpSettings]):
         env = agent_environment(settings, session_id=ctx.session_id, workspace=workspace)
         mcp_servers = list(settings.mcp_servers)
         if settings.host_tools:
-            self._host = HostToolServer(ctx, self._turn_id)
+            self._host = HostToolServer(ctx, self._turn_id, settings.host_tools_relist_wait)
             mcp_servers.append(await self._host.start())
         try:
             self._started = await bridge.call(

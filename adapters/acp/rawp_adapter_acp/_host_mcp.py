@@ -5,7 +5,10 @@ own, its first line the session's random token) and this side speaks MCP: ``tool
 gives the published catalog, ``tools/call`` goes to
 :meth:`~rawp_adapters.SessionContext.call_host_tool` (schema check, deadline, abort,
 the session's end: the runtime's rules), and a catalog published later is announced
-with ``notifications/tools/list_changed``."""
+with ``notifications/tools/list_changed``. A publication ends once every agent-side client
+connected then has listed the new catalog and answered a ``ping`` after it (or
+``relist_wait`` has passed): agents that re-list in the background (gemini-cli) then
+offer the new tools to the model of the next prompt, which the runtime sends after it."""
 
 from __future__ import annotations
 
@@ -33,11 +36,15 @@ _TOOL_USE_ID = "claudecode/toolUseId"
 
 
 class HostToolServer:
-    def __init__(self, ctx: SessionContext, turn_id: Callable[[], str | None]) -> None:
+    def __init__(
+        self, ctx: SessionContext, turn_id: Callable[[], str | None], relist_wait: float
+    ) -> None:
         self._ctx = ctx
         self._turn_id = turn_id
+        self._relist_wait = relist_wait
         self._token = secrets.token_hex(16)
         self._tools: list[HostTool] = []
+        self._version = 0
         self._clients: set[_Client] = set()
         self.port = 0
 
@@ -55,8 +62,13 @@ class HostToolServer:
 
     async def publish(self, tools: Sequence[HostTool]) -> None:
         self._tools = list(tools)
-        for client in list(self._clients):
+        self._version += 1
+        clients = list(self._clients)
+        for client in clients:
             await client.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        with anyio.move_on_after(self._relist_wait):
+            for client in clients:
+                await client.relisted(self._version)
 
     async def _serve(self, stream: ByteStream) -> None:
         client = _Client(stream)
@@ -74,10 +86,11 @@ class HostToolServer:
                             message = json.loads(line)
                         except ValueError:
                             continue
-                        if isinstance(message, dict):
+                        if isinstance(message, dict) and not client.answered(message):
                             tg.start_soon(self._answer, client, message)
             finally:
                 self._clients.discard(client)
+                client.gone()
 
     async def _answer(self, client: _Client, message: dict[str, Any]) -> None:
         method, request_id = message.get("method"), message.get("id")
@@ -101,6 +114,9 @@ class HostToolServer:
                     for t in self._tools
                 ]
             }
+            await client.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+            client.listed(self._version)
+            return
         elif method == "tools/call":
             result = await self._call(params)
         else:
@@ -134,6 +150,41 @@ class _Client:
     def __init__(self, stream: ByteStream) -> None:
         self._stream = stream
         self._lock = anyio.Lock()
+        self._listed = 0
+        self._changed = anyio.Event()
+        self._pings: dict[str, anyio.Event] = {}
+
+    def listed(self, version: int) -> None:
+        """The client was sent the catalog of ``version``."""
+        self._listed = max(self._listed, version)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def relisted(self, version: int) -> None:
+        """Until the client has listed the catalog of ``version`` and handled that answer:
+        a ``ping`` sent after it comes back (the client reads its messages in order)."""
+        while self._listed < version:
+            await self._changed.wait()
+        ping_id = f"rawp-ping-{uuid.uuid4().hex}"
+        pong = self._pings[ping_id] = anyio.Event()
+        try:
+            await self.send({"jsonrpc": "2.0", "id": ping_id, "method": "ping"})
+            await pong.wait()
+        finally:
+            del self._pings[ping_id]
+
+    def gone(self) -> None:
+        """The connection ended: nothing is to be waited for from it."""
+        self.listed(sys.maxsize)
+        for pong in self._pings.values():
+            pong.set()
+
+    def answered(self, message: dict[str, Any]) -> bool:
+        """Whether ``message`` answers one of this side's pings (nothing more to do)."""
+        pong = self._pings.get(str(message.get("id"))) if "method" not in message else None
+        if pong is not None:
+            pong.set()
+        return "method" not in message
 
     async def lines(self) -> AsyncIterator[bytes]:
         """The connection's lines until it ends, however it ends: a relay that resets

@@ -35,8 +35,16 @@ class AcpSettings(AgentProcessSettings):
         default=False,
         description="Serve the Master's published tools (`tool.catalog.publish`) to the "
         "agent as an MCP server of the session (`rawp`, over stdio, relayed to the adapter "
-        "on 127.0.0.1): for agents that follow MCP `notifications/tools/list_changed` "
-        "(a catalog comes after `session/new`).",
+        "on 127.0.0.1). A catalog published after the agent listed the tools is announced "
+        "with MCP `notifications/tools/list_changed` (see `host_tools_relist_wait`).",
+    )
+    host_tools_relist_wait: float = Field(
+        default=5.0,
+        ge=0,
+        description="Seconds a `tool.catalog.publish` waits for the agent's MCP clients "
+        "connected to the host tools to list the new catalog (gemini-cli re-lists in the "
+        "background on `list_changed`): the prompts sent after the publication then offer "
+        "the new tools. An agent that does not re-list costs this wait once per publication.",
     )
     modes: dict[str, str] = Field(
         default_factory=lambda: {"plan": "plan", "default": "default"},

@@ -27,6 +27,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,16 +64,26 @@ def own_tool_name(call: ToolCall) -> str | None:
 
 SERVER_NAME = "rawp"
 """The name of the session's MCP server of the Master's host tools."""
-RELAYED_PREFIX = f"mcp__{SERVER_NAME}__"
-"""How an agent names a tool of that server (claude-agent-acp's ``mcp__<server>__<tool>``)."""
+_RELAYED_NAME = re.compile(
+    rf"(?:mcp__{SERVER_NAME}__|mcp_{SERVER_NAME}_|mcp\.{SERVER_NAME}\.|{SERVER_NAME}_)\S+"
+    rf"|\S+ \({SERVER_NAME} MCP Server\)"
+)
+"""How agents name a tool of that server: claude-agent-acp and qwen-code
+``mcp__rawp__<tool>``, gemini-cli ``mcp_rawp_<tool>`` (its title ``<tool> (rawp MCP
+Server)``), codex-acp ``mcp.rawp.<tool>``, opencode ``rawp_<tool>``."""
 
 
 def relays_host_call(call: ToolCall) -> bool:
     """Whether ``call`` is the agent's side of a host call: its tool is one of the
     session's ``rawp`` MCP server, whose call the session runtime reports (under the host
     tool's name, with its own gate), so the agent's report of it is not the Master's."""
-    own = own_tool_name(call)
-    return own is not None and own.startswith(RELAYED_PREFIX)
+    raw = call.raw_input
+    if isinstance(raw, dict) and raw.get("server") == SERVER_NAME:  # codex-acp's MCP call
+        return True
+    return any(
+        name is not None and _RELAYED_NAME.fullmatch(name) is not None
+        for name in (own_tool_name(call), call.title)
+    )
 
 
 def tool_name(call: ToolCall) -> str:
