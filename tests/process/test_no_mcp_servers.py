@@ -1,5 +1,5 @@
-"""MCP servers the process adapter cannot give its agent yet are each named in an
-``agent.error`` warning; the session starts and goes on."""
+"""MCP servers given to an RPC agent other than omp (which takes none) are each named
+in an ``agent.error`` warning; the session starts and goes on."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ SERVERS = [
 ]
 
 
-async def test_mcp_servers_it_cannot_give_are_each_named_in_a_warning(tmp_path: Path) -> None:
+async def test_mcp_servers_an_agent_other_than_omp_cannot_take_are_each_named_in_a_warning(
+    tmp_path: Path,
+) -> None:
     async with drive(fake_adapter(mcp_servers=SERVERS), workspace=tmp_path) as d:
         turn = await d.prompt("hello")
         (capabilities,) = d.of_type(SessionCapabilitiesFrame)
@@ -28,5 +30,6 @@ async def test_mcp_servers_it_cannot_give_are_each_named_in_a_warning(tmp_path: 
     assert capabilities.payload.features.mcp_servers == []
     assert [w.payload.severity for w in warnings] == ["warning", "warning"]
     assert "'local'" in warnings[0].payload.message
+    assert "takes no MCP servers over RPC (only omp does)" in warnings[0].payload.message
     assert "'remote'" in warnings[1].payload.message
     assert turn.stop_reason == "end_turn"

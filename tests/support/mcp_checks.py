@@ -12,6 +12,11 @@ from rawp_adapters.testing import SessionDriver, TurnRecord
 from tests.support.mcp_server import stamped
 
 
+def call_tool(tool: str, text: str) -> str:
+    """The prompt on which the scripted model calls ``tool`` with ``text``."""
+    return f"CALL_TOOL {tool} {json.dumps({'text': text})}"
+
+
 async def call_both_servers(
     d: SessionDriver[Any],
     local_tool: str,
@@ -19,13 +24,14 @@ async def call_both_servers(
     *,
     said: str = "",
     requests: Callable[[], list[dict[str, Any]]] | None = None,
+    call: Callable[[str, str], str] = call_tool,
 ) -> None:
-    """The model calls the stdio server's tool, then the HTTP server's; both answer, and
-    the dead server is named in one warning while the session goes on. With
-    ``requests`` (the scripted model's recorded request bodies), each answer is shown
-    to have reached the model."""
-    local = await d.prompt(f'CALL_TOOL {local_tool} {{"text": "abc"}}')
-    remote = await d.prompt(f'CALL_TOOL {remote_tool} {{"text": "xyz"}}')
+    """The model calls the stdio server's tool, then the HTTP server's (each prompt made
+    by ``call``); both answer, and the dead server is named in one warning while the
+    session goes on. With ``requests`` (the scripted model's recorded request bodies),
+    each answer is shown to have reached the model."""
+    local = await d.prompt(call(local_tool, "abc"))
+    remote = await d.prompt(call(remote_tool, "xyz"))
     (capabilities,) = d.of_type(SessionCapabilitiesFrame)
     (warning,) = d.of_type(AgentErrorFrame)
     assert capabilities.payload.features.mcp_servers == ["local", "remote"]

@@ -31,8 +31,6 @@ from rawp_adapters.frames import (
     PromptSteer,
 )
 
-NO_MCP = "the process adapter gives agents no MCP servers yet (omp's and pi's MCP config)"
-
 
 class ProcessAdapter(Adapter[ProcessSettings]):
     """Runs an agent that speaks the xcsh RPC protocol (``adapter_type: "process"``).
@@ -83,7 +81,19 @@ class ProcessAdapter(Adapter[ProcessSettings]):
             model_list=live is not None and live.models,
             plans=live is not None and live.todos,
             plan_seeding=live is not None and live.todos,
+            mcp_servers=self._mcp_given(),
         )
+
+    def _mcp_given(self) -> list[str]:
+        refused = self._mcp_refused()
+        return [s.name for s in self.settings.mcp_servers if s.name not in refused]
+
+    def _mcp_refused(self) -> dict[str, str]:
+        """The session's MCP servers the agent did not get, and why."""
+        if isinstance(self._agent, RpcAgent):
+            return self._agent.mcp_refused
+        names = (server.name for server in self.settings.mcp_servers)
+        return dict.fromkeys(names, "a single-turn agent process takes no MCP servers")
 
     @property
     def notices(self) -> list[str]:
@@ -107,8 +117,8 @@ class ProcessAdapter(Adapter[ProcessSettings]):
         else:
             self._agent = RpcAgent(self.settings, ctx)
         await self._agent.start()
-        for server in self.settings.mcp_servers:
-            await ctx.emit(mcp_server_refused(server.name, NO_MCP))
+        for name, why in self._mcp_refused().items():
+            await ctx.emit(mcp_server_refused(name, why))
 
     async def prompt(self, turn: Turn) -> TurnResult:
         assert self._agent is not None, "prompt() before start()"

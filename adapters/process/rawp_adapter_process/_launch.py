@@ -45,8 +45,9 @@ def permission_gated(settings: ProcessSettings) -> bool:
     return settings.approval != "none" and bool(settings.permission_tools)
 
 
-def rpc_argv(settings: ProcessSettings) -> list[str]:
-    """``command + model args + approval args + extra_args``."""
+def rpc_argv(settings: ProcessSettings, mcp_dir: Path | None = None) -> list[str]:
+    """``command + model args + approval args + extra_args``, then ``-e mcp_dir`` (the
+    session's MCP servers for omp, :mod:`rawp_adapter_process._mcp`)."""
     approval: list[str] = []
     if permission_gated(settings):
         if settings.approval == "extension":
@@ -55,7 +56,8 @@ def rpc_argv(settings: ProcessSettings) -> list[str]:
             # omp's "write" mode lets write-tier tools (write, edit) run unasked: ask for
             # both tiers; the tools of them that permission_tools leaves out pass unasked.
             approval = ["--approval-mode", "always-ask"]
-    return [*settings.command, *_model_args(settings), *approval, *settings.extra_args]
+    mcp = ["-e", str(mcp_dir)] if mcp_dir is not None else []
+    return [*settings.command, *_model_args(settings), *approval, *settings.extra_args, *mcp]
 
 
 def single_turn_argv(settings: ProcessSettings, *, prompt: str, resume: str | None) -> list[str]:

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from rawp_adapter_process._commands import AgentGone, CommandChannel
 from rawp_adapter_process._dialogs import Dialog, interpret
 from rawp_adapter_process._host_tools import HostTools
-from rawp_adapter_process._launch import agent_env, rpc_argv
+from rawp_adapter_process._launch import agent_env, agent_name, rpc_argv
 from rawp_adapter_process._live import LiveControl
+from rawp_adapter_process._mcp import MCP_AGENT, loaded, remove_config_dir, write_config_dir
 from rawp_adapter_process._reader import MessageReader
 from rawp_adapter_process._settings import ProcessSettings
 from rawp_adapter_process._translate import (
@@ -87,6 +89,8 @@ beyond them a dialog is dropped unanswered."""
 _VERSION_GRACE = 2.0
 """Seconds ``<command> --version`` (where it is asked) may still take once the agent is
 ready (it runs while the agent starts); then the version is reported as unknown."""
+_MCP_POLL = 0.2
+"""Seconds between ``get_state`` asks while omp still loads MCP servers' tools."""
 _CONTROL = (Response, UiRequest, Ready, HostToolCallRequest, HostToolCancel)
 _CONTROL_TYPES = frozenset(_CONTROL)
 _GATE_PASSED = InteractionOutcome("allow", "answered")
@@ -157,6 +161,9 @@ class RpcAgent:
         self._guard_error: GuardError | None = None
         self.version: str | None = None
         """The agent's version: its ``ready`` frame's, else what ``--version`` says."""
+        self._mcp_dir: Path | None = None
+        self.mcp_refused: dict[str, str] = {}
+        """The session's MCP servers the agent did not get, and why (after :meth:`start`)."""
 
     # ------------------------------------------------------------ start
 
@@ -168,7 +175,13 @@ class RpcAgent:
     async def start(self) -> None:
         settings, ctx = self._settings, self._ctx
         workspace = check_workspace(ctx.workspace)
-        argv = rpc_argv(settings)
+        servers = settings.mcp_servers
+        if servers and agent_name(settings) == MCP_AGENT:
+            self._mcp_dir = await anyio.to_thread.run_sync(write_config_dir, servers)
+        else:
+            why = f"{agent_name(settings)} takes no MCP servers over RPC (only omp does)"
+            self.mcp_refused = {server.name: why for server in servers}
+        argv = rpc_argv(settings, self._mcp_dir)
         env = agent_env(
             settings,
             session_id=ctx.session_id,
@@ -228,6 +241,8 @@ class RpcAgent:
         if self._ready:
             if not await self.live.probe():
                 self._log.warning("the agent did not say what it can; taken to have none of it")
+            if self._mcp_dir is not None:
+                await self._wait_for_mcp_tools()
             return
         if self._exit is not None:
             raise StartFailed.of(
@@ -240,6 +255,27 @@ class RpcAgent:
             f"the agent was not ready within {settings.ready_timeout:g} s",
             stderr_tail=process.stderr_tail(),
         )
+
+    async def _wait_for_mcp_tools(self) -> None:
+        """Ask ``get_state`` until omp has tools of each MCP server, for at most
+        ``mcp_start_timeout``; those still without are refused."""
+        names = [server.name for server in self._settings.mcp_servers]
+        timeout = self._settings.mcp_start_timeout
+        found: list[str] = []
+        with anyio.move_on_after(timeout):
+            while True:
+                try:
+                    response = await self._channel.request(
+                        {"type": "get_state"}, timeout=self._settings.command_timeout
+                    )
+                except (TimeoutError, AgentGone):
+                    break
+                found = loaded(names, bytes(response.data).decode("utf-8", "replace"))
+                if len(found) == len(names):
+                    break
+                await anyio.sleep(_MCP_POLL)  # omp tells no event when a server connects
+        why = f"omp loaded none of its tools within {timeout:g} s (its log says why)"
+        self.mcp_refused = {name: why for name in names if name not in found}
 
     async def _start_guard(self, process: AgentProcess) -> None:
         try:
@@ -657,6 +693,9 @@ class RpcAgent:
     async def close(self) -> CloseResult:
         with anyio.CancelScope(shield=True):
             status = await self._stop()
+            if self._mcp_dir is not None:
+                await anyio.to_thread.run_sync(remove_config_dir, self._mcp_dir)
+                self._mcp_dir = None
         if status is None:
             return CloseResult()
         return CloseResult(exit_code=status.exit_code, signal=status.signal)

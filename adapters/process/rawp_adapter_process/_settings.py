@@ -70,6 +70,13 @@ class ProcessSettings(AgentProcessSettings):
         default=None, description="Name reported in session.capabilities; default the binary's."
     )
     mcp_servers: McpServers = []
+    mcp_start_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds the start waits for omp to load the tools of each MCP server "
+        "(omp says nothing of a server that fails: those without tools by then are named "
+        "in warnings).",
+    )
     model: str | None = Field(default=None, description="Passed as `--model <model>`.")
     provider: str | None = Field(default=None, description="Passed as `--provider <provider>`.")
     extra_args: list[str] = Field(
