@@ -2,7 +2,8 @@
 session's own, given as ``-e``): a stdio server and a streamable HTTP one (with its
 header) whose tools the scripted model calls the way omp offers them, by writing their
 JSON arguments to their ``xd://`` device, beside a server that exits at once, reported
-while the others work; the directory is gone after the session.
+while the others work; the tools' answers reach the Master in the writes' results; the
+directory is gone after the session.
 
 One event loop only: the dead server costs the whole ``mcp_start_timeout`` wait (omp
 tells nothing of a server that failed), and how the adapter runs on each loop does not
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from rawp_adapters.frames import ToolInvokeResultFrame
 from rawp_adapters.testing import allow_all, drive
 from tests.process.real_peers import TIMEOUT, only, peer_adapter
 from tests.support.llm_openai import TOOL_SAID, ScriptedOpenAI
@@ -27,6 +29,7 @@ from tests.support.mcp_server import (
     SECRET,
     http_server,
     servers_beside_a_dead_one,
+    stamped,
 )
 from tests.support.peers import PeerName
 
@@ -80,4 +83,6 @@ async def test_omp_calls_mcp_tools_over_stdio_and_http_and_a_dead_server_is_repo
                 call=write_to_device,
             )
             assert len(list(temp.glob("rawp-omp-mcp-*/.mcp.json"))) == 1
+    results = [result.payload.output or "" for result in d.of_type(ToolInvokeResultFrame)]
+    assert [stamped("abc") in results[0], stamped("xyz") in results[1]] == [True, True]
     assert list(temp.glob("rawp-omp-mcp-*")) == []

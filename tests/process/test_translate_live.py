@@ -101,6 +101,20 @@ def test_only_a_write_to_a_published_tools_device_is_a_host_call() -> None:
     assert request.tool_name == "write"
 
 
+def test_a_write_to_a_device_reports_what_the_devices_tool_answered() -> None:
+    translator = host_translator()
+    stamped = {"content": [{"type": "text", "text": "stamped"}]}
+    request, result = feed(
+        translator,
+        device_write("xd://mcp__local_stamp"),
+        {**END, "toolName": "write", "isError": False, "result": stamped},
+    )
+    assert isinstance(request, ToolInvokeRequest)
+    assert request.tool_name == "write"
+    assert isinstance(result, ToolInvokeResult)
+    assert (result.output_type, result.output) == ("text", "stamped")
+
+
 def todo_end(op: str, phases: list[dict[str, Any]], *, error: bool = False) -> dict[str, Any]:
     return {
         "type": "tool_execution_end",

@@ -476,7 +476,10 @@ class Translator:
         return self._begin_tool(event)
 
     def _begin_tool(self, event: ToolExecutionStart) -> list[Output]:
-        self._tools[event.toolCallId] = _ToolRun(event.toolName)
+        # A write to a device reports what the device's tool gives (an MCP tool's text).
+        self._tools[event.toolCallId] = _ToolRun(
+            device_of(event.toolName, event.args) or event.toolName
+        )
         return [
             ToolInvokeRequest(
                 invocation_id=event.toolCallId,
