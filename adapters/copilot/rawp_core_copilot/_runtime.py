@@ -187,6 +187,7 @@ class Runtime:
                     while not self.mcp.settled:
                         await self._mcp_changed.wait()
                         self._mcp_changed.clear()
+        self._loop = None  # later events change nothing the start reported
 
     def _watch_exit(self, client: CopilotClient) -> None:
         """Tell the running turn when the CLI's connection closes unasked (the CLI died).
