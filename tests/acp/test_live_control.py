@@ -48,12 +48,16 @@ NO_PLAN = {
     "gemini": "gemini-cli 0.61.0 sends no ACP plan update (its write_todos stays a tool call)",
     "qwen": "qwen-code 0.24.4 defers todo_write behind tool_search: not offered to the model",
     "codex": "codex 0.166.0 (codex-acp 2.6.0) no longer offers update_plan to the model",
-    "claude": "claude-agent-acp 0.101.0 offers the model no TodoWrite nor TaskCreate (not even "
-    "deferred behind ToolSearch)",
     "opencode": "opencode 1.18.33 sends no ACP plan update (its todowrite stays a tool call)",
     "copilot": "the Copilot CLI 1.0.102 offers the model no todo tool",
 }
 """Agents whose plan updates are not proven: why."""
+
+PLAN_ENV = {"claude": {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "ENABLE_TOOL_SEARCH": "false"}}
+"""What an agent needs to offer the model its todo tool at once: claude-agent-acp 0.101.0
+offers its task tools (``TaskCreate``…) to its default model (Opus) only with the first
+(to an older model chosen at start, Haiku 4.5, without it), and behind its ``ToolSearch``
+unless the second says otherwise."""
 
 NO_MODELS = {"copilot"}
 """Agents that advertise no model over ACP (neither a ``model`` config option nor
@@ -101,7 +105,7 @@ async def test_plans_models_and_the_refused_operations_of_each_agent(
     tmp_path: Path,
 ) -> None:
     server = scripted[wire_format(name)]
-    adapter, workspace = make_adapter(name, servers, tmp_path)
+    adapter, workspace = make_adapter(name, servers, tmp_path, env=PLAN_ENV.get(name))
     async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
         if name in NO_MODELS:
             listed = None

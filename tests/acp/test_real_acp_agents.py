@@ -77,12 +77,18 @@ their tools; the others give the ACP kind)."""
 
 
 def make_adapter(
-    name: AcpAgentName, servers: dict[str, str], home: Path, **extra: Any
+    name: AcpAgentName,
+    servers: dict[str, str],
+    home: Path,
+    env: dict[str, str] | None = None,
+    **extra: Any,
 ) -> tuple[Any, Path]:
+    """The adapter running ``name`` (``env`` added to its environment), and its workspace."""
     fmt = wire_format(name)
     if fmt not in servers:
         pytest.skip(f"no scripted {fmt} server")
     settings, workspace = acp_settings(name, llm_url=servers[fmt], home=home, **extra)
+    settings["env"].update(env or {})
     metadata = AgentMetadata(adapter_type="process", settings={"protocol": "acp", **settings})
     return create_adapter(metadata), workspace
 
