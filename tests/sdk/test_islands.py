@@ -54,6 +54,21 @@ async def test_on_asyncio_the_sdk_runs_on_the_sessions_loop_and_on_trio_in_a_thr
     assert island_threads() == []
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the session's own loop is asyncio's
+async def test_on_the_sessions_own_loop_a_job_runs_from_the_next_step_of_the_loop() -> None:
+    """Started at once, not by a callback that would then start it a step later: each
+    step of the loop is time a Master's answer waits for before the SDK resumes."""
+    ran = threading.Event()
+
+    async def job() -> None:
+        ran.set()
+
+    async with island() as sdk:
+        sdk.submit(job())
+        await asyncio.sleep(0)  # one step of the loop
+        assert ran.is_set()
+
+
 async def test_own_thread_runs_the_sdk_in_a_thread_even_on_asyncio() -> None:
     async def where() -> int:
         return threading.get_ident()

@@ -123,12 +123,12 @@ class Job(concurrent.futures.Future[T]):
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        """On the island."""
+        """On the island; the coroutine runs in a context of its own."""
         if not self.set_running_or_notify_cancel():
             self._coro.close()  # cancelled before it started: it never runs
             return
         with self._lock:
-            self._task = task = self._loop.create_task(self._coro)
+            self._task = task = self._loop.create_task(self._coro, context=contextvars.Context())
             if self._cancelling:
                 task.cancel()
         task.add_done_callback(self._ended)
@@ -223,7 +223,10 @@ class AsyncioIsland:
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
         try:
-            self.loop.call_soon_threadsafe(job.start, context=contextvars.Context())
+            if self._thread is None:
+                job.start()  # the session's own loop: started now, not an iteration later
+            else:
+                self.loop.call_soon_threadsafe(job.start, context=contextvars.Context())
         except RuntimeError:  # the island has stopped: the job never starts
             job.cancel()
         return job
