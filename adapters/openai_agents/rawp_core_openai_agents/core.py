@@ -116,6 +116,7 @@ class OpenAIAgentsCore:
         self._edited: dict[str, dict[str, Any]] = {}
         self._cancelled = False
         self._running: RunResultStreaming | None = None
+        self._run_config: RunConfig | None = None
         self._mcp: MCPServerManager | None = None
         self._mcp_refused: dict[str, str] = {}
 
@@ -151,6 +152,7 @@ class OpenAIAgentsCore:
 
     async def start(self, env: CoreEnvironment) -> None:
         try:
+            from agents import RunConfig
             from openai import AsyncOpenAI
 
             from rawp_core_openai_agents._tools import workspace_tools
@@ -165,6 +167,8 @@ class OpenAIAgentsCore:
             )
         self._version = f"{SDK} {installed_version(SDK)}"
         self._env = env
+        # Made once: each RunConfig makes a model provider, which reads the environment.
+        self._run_config = RunConfig(tracing_disabled=not self.tracing)
         self._client = AsyncOpenAI(
             base_url=self.base_url, api_key=api_key, max_retries=self.max_retries
         )
@@ -293,7 +297,7 @@ class OpenAIAgentsCore:
 
         try:
             result = Runner.run_streamed(
-                agent, run_input, max_turns=self.max_turns, run_config=self._run_config()
+                agent, run_input, max_turns=self.max_turns, run_config=self._run_config
             )
             self._running = result
             if self._cancelled:
@@ -324,11 +328,6 @@ class OpenAIAgentsCore:
             tools=[*own, *self._host_tools],
             mcp_servers=self._mcp.active_servers if self._mcp is not None else [],
         )
-
-    def _run_config(self) -> RunConfig:
-        from agents import RunConfig
-
-        return RunConfig(tracing_disabled=not self.tracing)
 
     def _cancel_running(self) -> None:
         if self._running is not None:
@@ -367,6 +366,9 @@ async def _ask_all(
             )
         )
 
+    if len(items) == 1:
+        await ask(0, items[0])  # no task group: the question is asked in this iteration
+        return decisions
     async with anyio.create_task_group() as tg:
         for i, item in enumerate(items):
             tg.start_soon(ask, i, item)
