@@ -139,6 +139,9 @@ async def _settle(
             ToolFailed(outcome.text) if outcome.is_error else (outcome.text)
         )
 
+    if len(requests.approvals) == 1 and not requests.calls:
+        await approve(requests.approvals[0])  # no task group: asked in this iteration
+        return answers
     async with anyio.create_task_group() as tg:
         for part in requests.approvals:
             tg.start_soon(approve, part)
