@@ -3,9 +3,11 @@ as the session's ``rawp`` MCP server, the catalog published after ``session/new`
 it (gemini-cli re-lists on ``list_changed`` in the background: the publication waits for
 that), and its call goes to the Master, whose answer the model sees, reported once; a
 ``Delegation`` runs a sub-agent the same way; an abort ends a call the Master has not
-answered; the server answers only a connection that starts with the session's token, and
-a connection reset ends only itself. Each runs on one event loop (gemini on trio, the
-others on asyncio; how the adapter runs on each loop is proven elsewhere)."""
+answered; the server answers only a connection that starts with the session's token, a
+connection reset ends only itself, and a connected client that never lists the new catalog
+holds a publication up only for ``host_tools_relist_wait``. Each runs on one event loop
+(gemini on trio, the others on asyncio; how the adapter runs on each loop is proven
+elsewhere)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from rawp_adapters.frames import (
     TurnEndFrame,
 )
 from rawp_adapters.host import Delegation, HostTools, allow_all, serve_host
-from rawp_adapters.testing import drive
+from rawp_adapters.testing import SessionDriver, drive
 from tests.acp.agents import AcpAgentName
 from tests.acp.test_mcp_servers import TIMEOUT, adapter_with_mcp
 from tests.support.core_scenarios import ECHO
@@ -204,12 +206,28 @@ async def reset_after_token(port: int, token: str) -> None:
         raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
+async def publish_beside_a_silent_client(d: SessionDriver, port: int, token: str) -> bytes:
+    """Publish the catalog again while a client that never lists it is connected; what
+    that client is then sent (the publication ends after ``host_tools_relist_wait``)."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with await anyio.connect_tcp("127.0.0.1", port) as silent:
+        await silent.send(token.encode() + b"\n" + json.dumps(ping).encode() + b"\n")
+        await silent.receive()  # answered: the server knows the client
+        mark = len(d.frames)
+        await d.send(d.control.publish_tools([ECHO]))
+        await d.wait_for(ToolCatalogUpdatedFrame, after=mark)
+        with anyio.fail_after(TIMEOUT):
+            return await silent.receive()
+
+
 async def test_the_host_tools_server_answers_only_with_the_sessions_token_and_outlives_a_reset(
     anyio_backend: str, servers: dict[str, str], tmp_path: Path
 ) -> None:
     if anyio_backend != "asyncio":
         pytest.skip("runs on asyncio only (see the module docstring)")
-    adapter, workspace = adapter_with_mcp("claude", servers, tmp_path, host_tools=True)
+    adapter, workspace = adapter_with_mcp(
+        "claude", servers, tmp_path, host_tools=True, host_tools_relist_wait=1.0
+    )
     async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
         await d.send(d.control.publish_tools([ECHO]))
         await d.wait_for(ToolCatalogUpdatedFrame)
@@ -220,9 +238,11 @@ async def test_the_host_tools_server_answers_only_with_the_sessions_token_and_ou
         answered = await ask_tools(port, token)
         await reset_after_token(port, token)
         after_reset = await ask_tools(port, token)
+        announced = await publish_beside_a_silent_client(d, port, token)
         turn = await d.prompt("Say hello.")
     assert token not in " ".join(cmdline)
     assert refused == b""
     assert json.loads(answered)["result"]["tools"][0]["name"] == "echo"
     assert json.loads(after_reset)["result"]["tools"][0]["name"] == "echo"
+    assert json.loads(announced)["method"] == "notifications/tools/list_changed"
     assert turn.stop_reason == "end_turn"
