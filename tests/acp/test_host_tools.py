@@ -1,13 +1,14 @@
 """The Master's host tools on real ACP agents: each agent that calls MCP tools gets them
-as the session's ``rawp`` MCP server, the catalog published after ``session/new`` reaches
-it (gemini-cli re-lists on ``list_changed`` in the background: the publication waits for
-that), and its call goes to the Master, whose answer the model sees, reported once; a
-``Delegation`` runs a sub-agent the same way; an abort ends a call the Master has not
-answered; the server answers only a connection that starts with the session's token, a
-connection reset ends only itself, and a connected client that never lists the new catalog
-holds a publication up only for ``host_tools_relist_wait``. Each runs on one event loop
-(gemini on trio, the others on asyncio; how the adapter runs on each loop is proven
-elsewhere)."""
+as the session's ``rawp`` MCP server (the Copilot CLI over HTTP, the others over stdio),
+the catalog published after ``session/new`` reaches it (gemini-cli re-lists on
+``list_changed`` in the background: the publication waits for that), and its call goes to
+the Master, whose answer the model sees, reported once; a ``Delegation`` runs a sub-agent
+the same way; an abort ends a call the Master has not answered; the server answers only a
+connection that starts with the session's token (or, over HTTP, carries it as its bearer
+token), a connection reset ends only itself, and a connected client that never lists the
+new catalog holds a publication up only for ``host_tools_relist_wait``. Each runs on one
+event loop (gemini on trio, the others on asyncio; how the adapter runs on each loop is
+proven elsewhere)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,12 @@ HOST_TOOL_NAME = {
     "qwen": "mcp__rawp__{}",
     "opencode": "rawp_{}",
     "codex": "{}",  # inside the namespace mcp__rawp
+    "copilot": "rawp-{}",
 }
 """How each agent offers a host tool to its model (the name the scripted model calls)."""
+
+HOST_SETTINGS = {"copilot": {"host_tools_transport": "http"}}
+"""The Copilot CLI takes no stdio MCP server from its client: it gets them over HTTP."""
 
 LOOP = {"gemini": "trio"}
 """The event loop each agent runs on here (default asyncio)."""
@@ -65,7 +70,9 @@ async def run_agent(
 ) -> tuple[list[str], list[ClientFrame]]:
     """One prompt to ``name`` with ``host_tools`` served by ``serve_host``; the names the
     agent confirmed and the session's frames."""
-    adapter, workspace = adapter_with_mcp(name, servers, home, host_tools=True)
+    adapter, workspace = adapter_with_mcp(
+        name, servers, home, host_tools=True, **HOST_SETTINGS.get(name, {})
+    )
     frames: list[ClientFrame] = []
     with anyio.fail_after(TIMEOUT):
         async with (
@@ -198,6 +205,20 @@ async def ask_tools(port: int, token: str) -> bytes:
             return b""
 
 
+async def post_tools_list(port: int, bearer: str) -> bytes:
+    """The HTTP response to a ``tools/list`` POSTed with ``bearer`` as its token."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).encode()
+    head = f"POST /mcp HTTP/1.1\r\nAuthorization: Bearer {bearer}\r\n"
+    head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+        await stream.send(head.encode() + body)
+        received = b""
+        with anyio.fail_after(TIMEOUT):
+            while not received.endswith((b"}", b"\r\n\r\n")):
+                received += await stream.receive()
+        return received
+
+
 async def reset_after_token(port: int, token: str) -> None:
     """A relay that sends the token and half a request, then resets the connection."""
     async with await anyio.connect_tcp("127.0.0.1", port) as stream:
@@ -238,11 +259,16 @@ async def test_the_host_tools_server_answers_only_with_the_sessions_token_and_ou
         answered = await ask_tools(port, token)
         await reset_after_token(port, token)
         after_reset = await ask_tools(port, token)
+        over_http = await post_tools_list(port, token)
+        refused_over_http = await post_tools_list(port, "not-the-token")
         announced = await publish_beside_a_silent_client(d, port, token)
         turn = await d.prompt("Say hello.")
     assert token not in " ".join(cmdline)
     assert refused == b""
     assert json.loads(answered)["result"]["tools"][0]["name"] == "echo"
     assert json.loads(after_reset)["result"]["tools"][0]["name"] == "echo"
+    assert over_http.startswith(b"HTTP/1.1 200 ")
+    assert json.loads(over_http.split(b"\r\n\r\n", 1)[1])["result"]["tools"][0]["name"] == "echo"
+    assert refused_over_http.startswith(b"HTTP/1.1 401 ")
     assert json.loads(announced)["method"] == "notifications/tools/list_changed"
     assert turn.stop_reason == "end_turn"

@@ -226,7 +226,7 @@ class AcpAdapter(Adapter[AcpSettings]):
         mcp_servers = list(settings.mcp_servers)
         if settings.host_tools:
             self._host = HostToolServer(ctx, self._turn_id, settings.host_tools_relist_wait)
-            mcp_servers.append(await self._host.start())
+            mcp_servers.append(await self._host.start(settings.host_tools_transport))
         try:
             self._started = await bridge.call(
                 lambda: agent.start(

@@ -1,7 +1,10 @@
 """The Master's host tools as an MCP server for an ACP agent (ACP agents take tools
 only as MCP servers). The agent starts :mod:`rawp_adapter_acp._mcp_relay` over stdio;
 the relay connects to :class:`HostToolServer` on 127.0.0.1 (a port of the session's
-own, its first line the session's random token) and this side speaks MCP: ``tools/list``
+own, its first line the session's random token) and this side speaks MCP. Or, for an
+agent that takes no stdio server from its client, the agent speaks MCP's streamable
+HTTP to that port itself (:mod:`rawp_adapter_acp._host_http`, the token as a bearer
+token; server messages on its event stream). Either way: ``tools/list``
 gives the published catalog, ``tools/call`` goes to
 :meth:`~rawp_adapters.SessionContext.call_host_tool` (schema check, deadline, abort,
 the session's end: the runtime's rules), and a catalog published later is announced
@@ -22,8 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import ByteStream, SocketAttribute
+from anyio.abc import ByteSendStream, ByteStream, SocketAttribute
+from anyio.streams.buffered import BufferedByteReceiveStream
 
+from rawp_adapter_acp import _host_http as http
+from rawp_adapter_acp._settings import HostToolsTransport
 from rawp_adapter_acp._translate import SERVER_NAME
 from rawp_adapters import HostToolCall, LineFramer, McpServer, OversizedLine, SessionContext
 from rawp_adapters.frames import HostTool
@@ -33,6 +39,13 @@ _MAX_LINE = 16 * 1024 * 1024
 _PROTOCOL = "2025-06-18"
 _TOOL_USE_ID = "claudecode/toolUseId"
 """Where claude-agent-acp puts its own id of the call, which the Master then sees once."""
+_UNREADABLE = (
+    anyio.EndOfStream,
+    anyio.IncompleteRead,
+    anyio.DelimiterNotFound,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+)
 
 
 class HostToolServer:
@@ -46,13 +59,21 @@ class HostToolServer:
         self._tools: list[HostTool] = []
         self._version = 0
         self._clients: set[_Client] = set()
+        """The clients to tell of a new catalog (relays, HTTP sessions with a stream)."""
+        self._sessions: dict[str, _Client] = {}
         self.port = 0
 
-    async def start(self) -> McpServer:
-        """Listen; the server the agent is to start."""
+    async def start(self, transport: HostToolsTransport) -> McpServer:
+        """Listen; the server the agent is to start (stdio) or connect to (HTTP)."""
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
         self.port = listener.extra(SocketAttribute.local_port)
         self._ctx.start_soon(lambda: listener.serve(self._serve), name="acp host tools")
+        if transport == "http":
+            return McpServer(
+                name=SERVER_NAME,
+                url=f"http://127.0.0.1:{self.port}/mcp",
+                headers={"Authorization": f"Bearer {self._token}"},
+            )
         return McpServer(
             name=SERVER_NAME,
             command=sys.executable,
@@ -71,28 +92,94 @@ class HostToolServer:
                 await client.relisted(self._version)
 
     async def _serve(self, stream: ByteStream) -> None:
-        client = _Client(stream)
         async with stream:
-            lines = client.lines()
-            first = await anext(lines, None)
-            if first != self._token.encode():
-                self._ctx.log.warning("a connection to the host tools without the token")
-                return
-            self._clients.add(client)
+            reader = BufferedByteReceiveStream(stream)
             try:
-                async with anyio.create_task_group() as tg:
-                    async for line in lines:
-                        try:
-                            message = json.loads(line)
-                        except ValueError:
-                            continue
-                        if isinstance(message, dict) and not client.answered(message):
-                            tg.start_soon(self._answer, client, message)
-            finally:
-                self._clients.discard(client)
-                client.gone()
+                first = await reader.receive_until(b"\n", _MAX_LINE)
+            except _UNREADABLE:
+                return
+            if first == self._token.encode():
+                await self._serve_relay(stream, reader)
+            elif http.is_request_line(first):
+                # an agent that hangs up ends its own requests, never the session
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await self._serve_http(stream, reader, first.rstrip(b"\r"))
+            else:
+                self._ctx.log.warning("a connection to the host tools without the token")
 
-    async def _answer(self, client: _Client, message: dict[str, Any]) -> None:
+    async def _serve_relay(self, stream: ByteStream, reader: BufferedByteReceiveStream) -> None:
+        client = _Client(stream)
+        self._clients.add(client)
+        try:
+            async with anyio.create_task_group() as tg:
+                async for line in _lines(reader):
+                    try:
+                        message = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(message, dict) and not client.answered(message):
+                        tg.start_soon(self._answer, client, message)
+        finally:
+            self._clients.discard(client)
+            client.gone()
+
+    async def _serve_http(
+        self, stream: ByteStream, reader: BufferedByteReceiveStream, line: bytes | None
+    ) -> None:
+        while (request := await http.read_request(reader, line)) is not None:
+            line = None
+            if request.headers.get("authorization") != f"Bearer {self._token}":
+                self._ctx.log.warning("a connection to the host tools without the token")
+                await stream.send(http.response("401 Unauthorized"))
+                return
+            session = self._sessions.get(request.headers.get("mcp-session-id", ""))
+            if request.method == "GET" and session is not None:
+                await self._stream_events(session, stream, reader)
+                return
+            if request.method != "POST":
+                await stream.send(http.response("405 Method Not Allowed"))
+                continue
+            await self._post(stream, session, request.body)
+
+    async def _post(self, stream: ByteStream, session: _Client | None, body: bytes) -> None:
+        try:
+            message = json.loads(body)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            await stream.send(http.response("400 Bad Request"))
+            return
+        headers = {}
+        if session is None:
+            session = _Client(None, events=True)
+            if message.get("method") == "initialize":
+                session_id = uuid.uuid4().hex
+                self._sessions[session_id] = session
+                headers["Mcp-Session-Id"] = session_id
+        if session.answered(message) or message.get("id") is None:
+            await stream.send(http.response("202 Accepted"))
+            return
+        reply = _Reply()
+        await self._answer(reply, message)
+        await stream.send(http.response("200 OK", reply.message, headers))
+        if reply.version is not None:
+            session.listed(reply.version)
+
+    async def _stream_events(
+        self, session: _Client, stream: ByteStream, reader: BufferedByteReceiveStream
+    ) -> None:
+        """The session's event stream, open until the agent closes it."""
+        await stream.send(http.EVENT_STREAM)
+        session.stream = stream
+        self._clients.add(session)
+        try:
+            async for _ in _lines(reader):
+                pass
+        finally:
+            self._clients.discard(session)
+            session.gone()
+
+    async def _answer(self, client: _Client | _Reply, message: dict[str, Any]) -> None:
         method, request_id = message.get("method"), message.get("id")
         if request_id is None:
             return  # a notification (initialized, cancelled): nothing to answer
@@ -146,9 +233,27 @@ class HostToolServer:
         return {"content": [{"type": "text", "text": outcome.text}], "isError": outcome.is_error}
 
 
+class _Reply:
+    """Where the answer to one HTTP request is kept, to go out as its response."""
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] | None = None
+        self.version: int | None = None
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.message = message
+
+    def listed(self, version: int) -> None:
+        self.version = version
+
+
 class _Client:
-    def __init__(self, stream: ByteStream) -> None:
-        self._stream = stream
+    """One agent-side MCP client: a relay's connection, or an HTTP session, which has a
+    stream (its event stream) only while the agent holds one open."""
+
+    def __init__(self, stream: ByteSendStream | None, *, events: bool = False) -> None:
+        self.stream = stream
+        self._events = events
         self._lock = anyio.Lock()
         self._listed = 0
         self._changed = anyio.Event()
@@ -186,21 +291,27 @@ class _Client:
             pong.set()
         return "method" not in message
 
-    async def lines(self) -> AsyncIterator[bytes]:
-        """The connection's lines until it ends, however it ends: a relay that resets
-        the connection ends its own calls, never the session."""
-        framer = LineFramer(_MAX_LINE)
-        while True:
-            try:
-                chunk = await self._stream.receive()
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                return
-            for line in framer.feed(chunk):
-                if not isinstance(line, OversizedLine):
-                    yield line
-
     async def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False).encode() + b"\n"
+        if self.stream is None:
+            return
+        if self._events:
+            data = http.event(message)
+        else:
+            data = json.dumps(message, ensure_ascii=False).encode() + b"\n"
         async with self._lock:
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await self._stream.send(data)
+                await self.stream.send(data)
+
+
+async def _lines(reader: BufferedByteReceiveStream) -> AsyncIterator[bytes]:
+    """The connection's lines until it ends, however it ends: a relay that resets the
+    connection ends its own calls, never the session."""
+    framer = LineFramer(_MAX_LINE)
+    while True:
+        try:
+            chunk = await reader.receive()
+        except _UNREADABLE:
+            return
+        for line in framer.feed(chunk):
+            if not isinstance(line, OversizedLine):
+                yield line

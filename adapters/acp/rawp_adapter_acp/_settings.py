@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from rawp_adapters import McpServers
 from rawp_adapters.processes import AgentProcessSettings
+
+HostToolsTransport = Literal["stdio", "http"]
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 """qwen-code sends a 569 KB line (its skill list); asyncio's reader default is 64 KiB."""
@@ -37,6 +41,13 @@ class AcpSettings(AgentProcessSettings):
         "agent as an MCP server of the session (`rawp`, over stdio, relayed to the adapter "
         "on 127.0.0.1). A catalog published after the agent listed the tools is announced "
         "with MCP `notifications/tools/list_changed` (see `host_tools_relist_wait`).",
+    )
+    host_tools_transport: HostToolsTransport = Field(
+        default="stdio",
+        description="How the agent reaches the host tools' MCP server: `stdio` (a relay it "
+        "starts) or `http` (streamable HTTP on 127.0.0.1 with a bearer token, for an agent "
+        "that takes no stdio MCP server from its client: the Copilot CLI; the agent must "
+        "advertise `mcpCapabilities.http`).",
     )
     host_tools_relist_wait: float = Field(
         default=5.0,
