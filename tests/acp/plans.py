@@ -1,7 +1,8 @@
 """``WRITE_PLAN`` for the agents behind the shared chat completions and Anthropic servers:
 ``responder`` hooks (the keyword rules of those servers are not the ACP tests' to change)
 that make the model call the agent's own todo tool with :data:`PLAN_STEPS`, when the
-request offers it. The agent then sends a ACP ``plan`` update. codex's ``update_plan`` is a keyword of ``llm_responses``.
+request offers it. The agent then sends a ACP ``plan`` update. codex's ``update_plan`` is
+a keyword of ``llm_responses``.
 """
 
 from __future__ import annotations

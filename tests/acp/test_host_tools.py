@@ -51,7 +51,6 @@ async def lookup(word: str) -> str:
 HOST_TOOL_NAME = {
     "claude": "mcp__rawp__{}",
     "gemini": "mcp_rawp_{}",
-    "qwen": "mcp__rawp__{}",
     "opencode": "rawp_{}",
     "codex": "{}",  # inside the namespace mcp__rawp
     "copilot": "rawp-{}",

@@ -8,7 +8,6 @@ both)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +39,9 @@ def adapter_with_mcp(
     settings, workspace = acp_settings(
         name, llm_url=servers[wire_format(name)], home=home, **settings_extra
     )
-    # Claude Code offers MCP tools only through its ToolSearch tool unless told not to,
-    # qwen-code through its tool_search; gemini-cli starts MCP servers only in a trusted
-    # workspace.
+    # Claude Code offers MCP tools only through its ToolSearch tool unless told not to;
+    # gemini-cli starts MCP servers only in a trusted workspace.
     settings["env"].update({"ENABLE_TOOL_SEARCH": "false", "GEMINI_CLI_TRUST_WORKSPACE": "true"})
-    if name == "qwen":
-        qwen_settings = home.resolve() / ".qwen" / "settings.json"
-        config = json.loads(qwen_settings.read_text(encoding="utf-8"))
-        config["tools"] = {"toolSearch": {"enabled": False}}
-        qwen_settings.write_text(json.dumps(config), encoding="utf-8")
     metadata = AgentMetadata(adapter_type="process", settings={"protocol": "acp", **settings})
     return create_adapter(metadata), workspace
 
