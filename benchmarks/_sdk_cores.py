@@ -6,13 +6,21 @@ alone. Each ``bench_<core>.py`` adds how its SDK runs alone.
 The core and its SDK alone are measured in turns, one after the other (a core turn, an
 SDK turn, …), so that load from other work on the machine falls on both alike. The SDK
 alone runs on an asyncio island of the benchmark's (the benchmark's own loop on asyncio,
-a thread on trio), the session waiting meanwhile."""
+a thread on trio), the session waiting meanwhile.
+
+A question's round trip is timed between two points of the SDK's own code, the same
+with the adapter and alone (:class:`Marks`, set by wrappers each ``bench_<core>.py``
+puts around the SDK's methods): the SDK pausing for approval (its permission hook) and
+the answer reaching it (its resume). Through the adapter the Master answers as soon as
+it reads the question; alone a direct in-process callback answers, so what is left
+there is the SDK's own pause and resume."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import functools
+import os
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -47,6 +55,49 @@ class Stopwatch:
 
     def lap(self) -> Lap:
         return Lap(time.perf_counter() - self._started, time.process_time() - self._cpu)
+
+
+class Marks:
+    """The rounds trips of the questions of a turn, from the SDK's pause for approval
+    (:meth:`asked`) to the answer reaching it (:meth:`answered`)."""
+
+    def __init__(self) -> None:
+        self._open: Stopwatch | None = None
+        self._laps: list[Lap] = []
+
+    def asked(self) -> None:
+        """The SDK paused for approval; one already open goes on (the SDK's first
+        pause is the one that counts)."""
+        if self._open is None:
+            self._open = Stopwatch()
+
+    def answered(self) -> None:
+        """The answer reached the SDK (its resume began)."""
+        if self._open is not None:
+            self._laps.append(self._open.lap())
+            self._open = None
+
+    def take(self) -> list[Lap]:
+        """The round trips since the last take."""
+        laps, self._laps, self._open = self._laps, [], None
+        return laps
+
+
+def mark_calls(owner: object, name: str, mark: Callable[..., None], *, after: bool = False) -> None:
+    """Have ``mark`` called (with the same arguments) before each call of the SDK's
+    ``owner.name`` (with ``after``: once it has returned)."""
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        if not after:
+            mark(*args, **kwargs)
+        value = original(*args, **kwargs)
+        if after:
+            mark(*args, **kwargs)
+        return value
+
+    setattr(owner, name, marked)
 
 
 class SdkAlone(Protocol):
@@ -168,6 +219,17 @@ async def _frames_rounds(
     return core, sdk
 
 
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """Of each gated write of the core and of the SDK alone: the allow (the resume,
+    alone) to the tool's result, and the question's round trip in the SDK."""
+
+    core: list[Lap]
+    sdk: list[Lap]
+    core_questions: list[Lap]
+    sdk_questions: list[Lap]
+
+
 async def _permission_pairs(
     settings: dict[str, Any],
     alone: SdkAlone,
@@ -175,17 +237,25 @@ async def _permission_pairs(
     workspace: Path,
     turns: int,
     prompt: str,
-) -> tuple[list[Lap], list[Lap]]:
+    marks: Marks,
+) -> _Pairs:
     """``turns`` gated writes of the core and of the SDK alone, in turns (a first of each
     left out: the warm-up)."""
-    core: list[Lap] = []
-    sdk: list[Lap] = []
+    pairs = _Pairs([], [], [], [])
     async with open_session(SdkAdapter.from_settings(settings), workspace=workspace) as session:
         await _idle(session)
-        for _ in range(turns + 1):
-            core.append(await _allow_to_result(session, prompt))
-            sdk.append(await island.call(alone.permission_turn))
-    return core[1:], sdk[1:]
+        for turn in range(turns + 1):
+            marks.take()
+            core = await _allow_to_result(session, prompt)
+            core_questions = marks.take()
+            sdk = await island.call(alone.permission_turn)
+            sdk_questions = marks.take()
+            if turn:
+                pairs.core.append(core)
+                pairs.sdk.append(sdk)
+                pairs.core_questions.extend(core_questions)
+                pairs.sdk_questions.extend(sdk_questions)
+    return pairs
 
 
 async def compare(
@@ -196,9 +266,11 @@ async def compare(
     deltas: int,
     turns: int,
     write_prompt: str,
+    marks: Marks,
     rounds: int = 3,
 ) -> None:
-    """Measure the core ``name`` and its SDK alone in turns; print both tables."""
+    """Measure the core ``name`` and its SDK alone in turns; print the tables (``marks``:
+    set by the SDK's methods, see :class:`Marks`)."""
     with ScriptedOpenAI() as llm, tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
         island = AsyncioIsland(f"bench-{name}-alone")
@@ -209,8 +281,8 @@ async def compare(
                 core_rates, sdk_rates = await _frames_rounds(
                     settings(llm), alone, island, workspace, deltas, rounds
                 )
-                core_samples, sdk_samples = await _permission_pairs(
-                    settings(llm), alone, island, workspace, turns, write_prompt
+                pairs = await _permission_pairs(
+                    settings(llm), alone, island, workspace, turns, write_prompt, marks
                 )
             finally:
                 await island.call(functools.partial(opened.__aexit__, None, None, None))
@@ -221,7 +293,7 @@ async def compare(
     sdk_rate = max(r.per_second for r in sdk_rates)
     core_cpu = min(r.cpu_us for r in core_rates)
     sdk_cpu = min(r.cpu_us for r in sdk_rates)
-    pairs = list(zip(core_rates, sdk_rates, strict=True))
+    rounds_paired = list(zip(core_rates, sdk_rates, strict=True))
     print_table(
         f"frames/s, one streamed answer of {deltas:,} deltas (best of {rounds} rounds)",
         ["what", "frames/s", "core ÷ it", "CPU µs/frame", "it ÷ core"],
@@ -230,36 +302,47 @@ async def compare(
             [f"{name} alone, same stream (asyncio)", sdk_rate, ratio(core_rate, sdk_rate),
              sdk_cpu, ratio(sdk_cpu, core_cpu)],
             [f"  each round, core ÷ {name} alone", None,
-             ", ".join(ratio(c.per_second, s.per_second) for c, s in pairs), None,
-             ", ".join(ratio(s.cpu_us, c.cpu_us) for c, s in pairs)],
+             ", ".join(ratio(c.per_second, s.per_second) for c, s in rounds_paired), None,
+             ", ".join(ratio(s.cpu_us, c.cpu_us) for c, s in rounds_paired)],
             ["demo core (from memory, not the same stream)", demo_rate,
              ratio(core_rate, demo_rate), None, None],
+        ],
+    )  # fmt: skip
+    core_questions, sdk_questions = pairs.core_questions, pairs.sdk_questions
+    print_table(
+        f"a question: from the SDK's pause for approval to the answer reaching it "
+        f"({len(core_questions)} and {len(sdk_questions)}, in turns), ms",
+        ["what", "p50", "p90", "p99", "CPU p50", "CPU p99"],
+        [
+            ["through the adapter (the Master answers at once)", *_quantiles(core_questions)],
+            [f"{name} alone (a direct callback answers)", *_quantiles(sdk_questions)],
+            ["added by the adapter (by rank)", *_quantiles(core_questions, sdk_questions)],
         ],
     )  # fmt: skip
     print_table(
         f"gated write: from the allow to the tool's result ({turns} turns each), ms",
         ["what", "p50", "p90", "p99", "CPU p50", "CPU p99"],
         [
-            ["through the adapter", *_quantiles(core_samples, core_samples)],
-            [f"{name} alone (its own resume)", *_quantiles(sdk_samples, sdk_samples)],
-            ["added by the adapter (by rank)", *_quantiles(core_samples, sdk_samples, added=True)],
+            ["through the adapter", *_quantiles(pairs.core)],
+            [f"{name} alone (its own resume)", *_quantiles(pairs.sdk)],
+            ["added by the adapter (by rank)", *_quantiles(pairs.core, pairs.sdk)],
         ],
     )  # fmt: skip
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"(load average at the end: {load}; CPU: the whole process's, every thread)")
 
 
-def _quantiles(samples: list[Lap], baseline: list[Lap], *, added: bool = False) -> list[float]:
-    """p50, p90, p99 of the wall times, p50 and p99 of the CPU times (ms); with
-    ``added``, those of ``samples`` less those of ``baseline`` (by rank)."""
+def _quantiles(samples: list[Lap], baseline: list[Lap] | None = None) -> list[float]:
+    """p50, p90, p99 of the wall times, p50 and p99 of the CPU times (ms); with a
+    ``baseline``, each less the same quantile of the baseline's (by rank)."""
 
-    def of(values: list[float], base: list[float]) -> list[float]:
-        if added:
-            values = [v - b for v, b in zip(sorted(values), sorted(base), strict=True)]
-        return values
+    def at(laps: list[Lap], fraction: float, cpu: bool) -> float:
+        return percentile([lap.cpu_seconds if cpu else lap.seconds for lap in laps], fraction)
 
-    wall = of([s.seconds for s in samples], [b.seconds for b in baseline])
-    cpu = of([s.cpu_seconds for s in samples], [b.cpu_seconds for b in baseline])
-    return [percentile(wall, q) * 1000 for q in (0.5, 0.9, 0.99)] + [
-        percentile(cpu, q) * 1000 for q in (0.5, 0.99)
+    figures = [(q, False) for q in (0.5, 0.9, 0.99)] + [(q, True) for q in (0.5, 0.99)]
+    return [
+        (at(samples, q, cpu) - (at(baseline, q, cpu) if baseline is not None else 0.0)) * 1000
+        for q, cpu in figures
     ]
 
 

@@ -18,6 +18,10 @@ like a real provider.
   request → the CLI runs the tool → its ``tool.execution_complete`` event → the frame),
   against the SDK alone from its permission handler's approval to the same event; the
   difference (by rank) is what the adapter adds.
+- a question's round trip in the SDK: from the SDK calling for a permission decision
+  (``_execute_permission_and_respond``, which calls the handler) to the decision sent to
+  the CLI (``handle_pending_permission_request``), through the adapter and the Master
+  against the SDK alone with a handler that approves at once.
 """
 
 from __future__ import annotations
@@ -31,7 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from copilot import CopilotClient, CopilotSession, PermissionRequest, RuntimeConnection, ToolSet
-from copilot.generated.rpc import PermissionDecision, PermissionDecisionApproveOnce
+from copilot.generated.rpc import (
+    PermissionDecision,
+    PermissionDecisionApproveOnce,
+    PermissionsApi,
+)
 from copilot.session import PermissionInvocation
 from copilot.session_events import (
     AssistantMessageDeltaData,
@@ -41,7 +49,7 @@ from copilot.session_events import (
 )
 from rawp_core_copilot._runtime import Settings, _write_tool, cli_environment
 
-from benchmarks._sdk_cores import Lap, OpenSdkAlone, Stopwatch, compare, run
+from benchmarks._sdk_cores import Lap, Marks, OpenSdkAlone, Stopwatch, compare, mark_calls, run
 from tests.copilot.conftest import installed_cli
 from tests.support.llm_openai import DEFAULT_MODEL, ScriptedOpenAI
 
@@ -106,6 +114,17 @@ class _Alone:
         return PermissionDecisionApproveOnce()
 
 
+def _marked() -> Marks:
+    """The SDK's pause: it calls for the handler's decision; the answer reaching it: the
+    decision sent to the CLI."""
+    marks = Marks()
+    mark_calls(CopilotSession, "_execute_permission_and_respond", lambda *_, **__: marks.asked())
+    mark_calls(
+        PermissionsApi, "handle_pending_permission_request", lambda *_, **__: marks.answered()
+    )
+    return marks
+
+
 def _open_alone(cli: Path) -> OpenSdkAlone:
     @asynccontextmanager
     async def alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
@@ -159,7 +178,7 @@ def _open_alone(cli: Path) -> OpenSdkAlone:
 async def main(quick: bool) -> None:
     cli = installed_cli()
     assert cli is not None
-    deltas, turns = (500, 15) if quick else (2_000, 40)
+    deltas, turns = (500, 15) if quick else (2_000, 100)
     await compare(
         "copilot",
         _settings(cli),
@@ -167,6 +186,7 @@ async def main(quick: bool) -> None:
         deltas=deltas,
         turns=turns,
         write_prompt=WRITE_PROMPT,
+        marks=_marked(),
     )
 
 

@@ -16,6 +16,10 @@ Everything runs against the scripted OpenAI-compatible server on 127.0.0.1
   run → its ``tool_output`` item → the frame), against the SDK alone from its resume
   (``Runner.run_streamed`` of the approved state) to the same item; the difference (by
   rank) is what the adapter adds.
+- a question's round trip in the SDK: from the paused run's state taken (``to_state``
+  returned) to the run streamed again from it (``Runner.run_streamed`` of a
+  ``RunState``), through the adapter and the Master against the SDK alone approving at
+  once (``state.approve`` is in both).
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
+from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, RunState
+from agents.result import RunResultStreaming
 from openai import AsyncOpenAI
 from rawp_core_openai_agents._tools import workspace_tools
 
-from benchmarks._sdk_cores import Lap, Stopwatch, compare, run
+from benchmarks._sdk_cores import Lap, Marks, Stopwatch, compare, mark_calls, run
 from tests.support.llm_openai import DEFAULT_MODEL, ScriptedOpenAI
 
 WRITE_PROMPT = 'CALL_TOOL write_file {"path": "bench.txt", "content": "hi"}'
@@ -95,6 +100,20 @@ class _Alone:
         return took
 
 
+def _marked() -> Marks:
+    """The SDK's pause: the paused run's state taken; its resume: the run streamed again
+    from a state."""
+    marks = Marks()
+
+    def resumed(_agent: Any, run_input: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(run_input, RunState):
+            marks.answered()
+
+    mark_calls(RunResultStreaming, "to_state", lambda *_, **__: marks.asked(), after=True)
+    mark_calls(Runner, "run_streamed", resumed)
+    return marks
+
+
 @asynccontextmanager
 async def _alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
     async with AsyncOpenAI(base_url=llm.base_url, api_key="scripted", max_retries=0) as client:
@@ -102,9 +121,15 @@ async def _alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
 
 
 async def main(quick: bool) -> None:
-    deltas, turns = (1_000, 20) if quick else (4_000, 60)
+    deltas, turns = (1_000, 20) if quick else (4_000, 200)
     await compare(
-        "openai-agents", _settings, _alone, deltas=deltas, turns=turns, write_prompt=WRITE_PROMPT
+        "openai-agents",
+        _settings,
+        _alone,
+        deltas=deltas,
+        turns=turns,
+        write_prompt=WRITE_PROMPT,
+        marks=_marked(),
     )
 
 

@@ -14,6 +14,10 @@ Everything runs against the scripted OpenAI-compatible server on 127.0.0.1
   ``tool.invoke.result`` (allow → the bridge → the resumed pydantic-ai run → its
   result event → the frame), against pydantic-ai alone from its resume to the same
   result event; the difference (by rank) is what the adapter adds.
+- a question's round trip in pydantic-ai: from its ``DeferredToolRequests`` made (the
+  run pausing for approval) to the run resumed with the answers
+  (``run_stream_events`` given ``deferred_tool_results``), through the adapter and the
+  Master against pydantic-ai alone resuming at once.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from rawp_core_pydantic_ai._tools import builtin_toolset
 
-from benchmarks._sdk_cores import Lap, Stopwatch, compare, run
+from benchmarks._sdk_cores import Lap, Marks, Stopwatch, compare, mark_calls, run
 from tests.support.llm_openai import DEFAULT_MODEL, ScriptedOpenAI
 
 WRITE_PROMPT = "WRITE_FILE bench.txt hi"
@@ -87,15 +91,35 @@ class _Alone:
         return took
 
 
+def _marked() -> Marks:
+    """pydantic-ai's pause: its ``DeferredToolRequests`` made; its resume: a run given
+    ``deferred_tool_results``."""
+    marks = Marks()
+
+    def resumed(*_: Any, deferred_tool_results: Any = None, **__: Any) -> None:
+        if deferred_tool_results is not None:
+            marks.answered()
+
+    mark_calls(DeferredToolRequests, "__init__", lambda *_, **__: marks.asked())
+    mark_calls(Agent, "run_stream_events", resumed)
+    return marks
+
+
 @asynccontextmanager
 async def _alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
     yield _Alone(llm, workspace)
 
 
 async def main(quick: bool) -> None:
-    deltas, turns = (2_000, 30) if quick else (4_000, 60)
+    deltas, turns = (2_000, 30) if quick else (4_000, 200)
     await compare(
-        "pydantic-ai", _settings, _alone, deltas=deltas, turns=turns, write_prompt=WRITE_PROMPT
+        "pydantic-ai",
+        _settings,
+        _alone,
+        deltas=deltas,
+        turns=turns,
+        write_prompt=WRITE_PROMPT,
+        marks=_marked(),
     )
 
 
