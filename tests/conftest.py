@@ -6,6 +6,8 @@ import logging
 
 import pytest
 
+from tests.support.long_first import long_first
+
 
 @pytest.fixture(params=["asyncio", "trio"], scope="session")
 def anyio_backend(request: pytest.FixtureRequest) -> str:
@@ -16,3 +18,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(autouse=True)
 def _quiet_library_logs(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="rawp_adapters")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    long_first(config, items)
