@@ -31,8 +31,9 @@ pickle (a module-level function, or a ``functools.partial`` of one)."""
 def run_rules(
     make_subject: SubjectFactory, rules: Sequence[Rule], *, jobs: int, backend: Backend
 ) -> Iterator[RuleResult]:
-    """Each rule's result, in the order of ``rules``; up to ``jobs`` rules at once."""
-    if jobs == 1:
+    """Each rule's result, in the order of ``rules``; up to ``jobs`` rules at once (one
+    at a time runs in this process)."""
+    if min(jobs, len(rules)) <= 1:
         subject = make_subject()
         for rule in rules:
             yield anyio.run(partial(run_rule, subject, rule), backend=backend)
