@@ -41,12 +41,15 @@ ones):
   carrying the marker, if the host dies without closing the session (SIGKILL, crash).
   Every guard of a host process is a registration with one shared supervisor, a small
   Python process started with the first guard and let go with the last: it blocks
-  reading a pipe only the host holds, and end-of-file with registrations left means
-  the host is gone. A session adds one line to that pipe when it starts and one when
-  it closes, no process or thread of its own. ``prctl(PR_SET_PDEATHSIG)`` would be
-  lighter but fires when the spawning *thread* exits, and trio spawns from worker
-  threads that exit when idle; SDKs that spawn the agent themselves also have no
-  pre-exec hook to set it.
+  reading a socket only the host holds, and end-of-file with registrations left means
+  the host is gone. A session adds one line to that socket when it starts and one when
+  it closes, no process or thread of its own. The line that registers an agent passes
+  the supervisor copies of the host's ends of the agent's pipes, which it holds until
+  the session closes them: an agent never sees its stdin end (nor its stdout break)
+  before the supervisor has stopped it, so a subreaper cannot hand its orphans to init.
+  ``prctl(PR_SET_PDEATHSIG)`` would be lighter but fires when the spawning *thread*
+  exits, and trio spawns from worker threads that exit when idle; SDKs that spawn the
+  agent themselves also have no pre-exec hook to set it.
 """
 
 from rawp_adapters._errors import GuardError

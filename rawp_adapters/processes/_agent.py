@@ -26,6 +26,7 @@ from rawp_adapters._errors import GuardError, RawpError
 from rawp_adapters._frames import Containment
 from rawp_adapters.processes._confine import Confinement, open_confined_process
 from rawp_adapters.processes._exit import ExitStatus, exit_status
+from rawp_adapters.processes._pipes import AgentPipes
 from rawp_adapters.processes._supervisor import ParentDeathGuard
 from rawp_adapters.processes._tree import (
     CREATED_SLACK_S,
@@ -65,39 +66,6 @@ class _Tail:
         return text or None
 
 
-class _PipeReceiveStream(anyio.abc.ByteReceiveStream):
-    """The read end of a pipe, read from the event loop itself: one ``os.read`` per
-    receive, not a transport reading into a stream buffer that a receive copies out of
-    again. Closing closes the pipe."""
-
-    def __init__(self, fd: int) -> None:
-        os.set_blocking(fd, False)
-        self._fd = fd
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        await anyio.lowlevel.checkpoint()  # data may never run out: let others run
-        while True:
-            if self._fd < 0:
-                raise anyio.ClosedResourceError
-            try:
-                data = os.read(self._fd, max_bytes)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
-            except OSError as exc:
-                raise anyio.BrokenResourceError from exc
-            if not data:
-                raise anyio.EndOfStream
-            return data
-
-    async def aclose(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
-            anyio.notify_closing(fd)
-            os.close(fd)
-        await anyio.lowlevel.checkpoint()
-
-
 class AgentProcess:
     """One running agent process. Use :meth:`spawn`."""
 
@@ -105,20 +73,22 @@ class AgentProcess:
         self,
         process: anyio.abc.Process,
         *,
-        stdout: anyio.abc.ByteReceiveStream,
+        pipes: AgentPipes,
         confinement: Confinement,
         marker: Marker,
         stderr_tail_bytes: int,
         log: BoundLogger,
     ) -> None:
         self._process = process
-        self._stdout = stdout
+        self._pipes = pipes
         self._confinement = confinement
         self._marker = marker
         self._log = log
         self._tail = _Tail(stderr_tail_bytes)
         self._stderr_ended = anyio.Event()
         self._write_lock = anyio.Lock()
+        self._guard_lock = anyio.Lock()
+        """Held while the guard starts: the stdin it was handed is not closed meanwhile."""
         self._stdin_closed = False
         self._recorded: dict[int, psutil.Process] = {}
         self._guard: ParentDeathGuard | None = None
@@ -142,16 +112,22 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start ``argv`` in a new session, confined as tightly as the host allows
         (logged). Raises ``OSError`` when it cannot be started."""
-        read_end, write_end = os.pipe()
+        pipes = AgentPipes()
+        stdin, stdout, stderr = pipes.agent_ends
         try:
             process, confinement = await open_confined_process(
-                argv, cwd=cwd, env=env, name=marker[1], stdout=write_end
+                argv,
+                cwd=cwd,
+                env=env,
+                name=marker[1],
+                stdin=(stdin, pipes.host_ends[0]),
+                stdout=stdout,
+                stderr=stderr,
             )
         except BaseException:
-            os.close(read_end)
+            pipes.close()
             raise
-        finally:
-            os.close(write_end)
+        pipes.spawned()
         cgroup = confinement.cgroup
         log.info(
             "agent confined",
@@ -162,7 +138,7 @@ class AgentProcess:
         )
         return cls(
             process,
-            stdout=_PipeReceiveStream(read_end),
+            pipes=pipes,
             confinement=confinement,
             marker=marker,
             stderr_tail_bytes=stderr_tail_bytes,
@@ -180,12 +156,17 @@ class AgentProcess:
         return self._confinement.mechanism
 
     async def start_guard(self) -> None:
-        """Start the watchdog that kills the agent's processes if this host dies first;
-        raises ``GuardError`` when it cannot start."""
+        """Start the watchdog that kills the agent's processes if this host dies first
+        (holding its pipes open until then: see :class:`ParentDeathGuard`); raises
+        ``GuardError`` when it cannot start."""
         try:
-            self._guard = await ParentDeathGuard.start(
-                self.pid, marker=self._marker, cgroup=self._confinement.cgroup
-            )
+            async with self._guard_lock:
+                self._guard = await ParentDeathGuard.start(
+                    self.pid,
+                    marker=self._marker,
+                    cgroup=self._confinement.cgroup,
+                    pipes=() if self._stdin_closed else self._pipes.host_ends,
+                )
         except psutil.NoSuchProcess:
             self._log.info("the agent exited before it could be guarded")
         except OSError as exc:
@@ -197,38 +178,36 @@ class AgentProcess:
 
     @property
     def stdout(self) -> anyio.abc.ByteReceiveStream:
-        return self._stdout
+        return self._pipes.stdout
 
     def stderr_tail(self) -> str | None:
         return self._tail.text()
 
     async def write(self, data: bytes) -> None:
         """Write to the agent's stdin; raises :class:`AgentWriteError` once it is closed."""
-        stdin = self._process.stdin
-        assert stdin is not None
         async with self._write_lock:
             if self._stdin_closed:
                 raise AgentWriteError("the agent's stdin is closed")
             try:
-                await stdin.send(data)
+                await self._pipes.stdin.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 raise AgentWriteError(f"cannot write to the agent: {exc!r}") from exc
 
     async def close_stdin(self) -> None:
-        stdin = self._process.stdin
-        assert stdin is not None
-        async with self._write_lock:
+        """Close the agent's stdin, the guard's copy first, so that the agent sees its end."""
+        async with self._guard_lock, self._write_lock:
+            if self._stdin_closed:
+                return
             self._stdin_closed = True
-            with contextlib.suppress(anyio.BrokenResourceError, OSError):
-                await stdin.aclose()
+            if self._guard is not None:
+                await self._guard.let_go_of_pipes()
+            await self._pipes.stdin.aclose()
 
     async def drain_stderr(self) -> None:
         """Read stderr to its end, keeping a bounded tail (never leave a pipe full)."""
-        stderr = self._process.stderr
-        assert stderr is not None
         try:
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                async for chunk in stderr:
+                async for chunk in self._pipes.stderr:
                     self._tail.add(chunk)
         finally:
             self._stderr_ended.set()
@@ -333,7 +312,8 @@ class AgentProcess:
                 self._log.error("cannot remove the agent's cgroup", error=str(exc))
         with anyio.move_on_after(_KILL_WAIT):
             await self._process.aclose()
-        await self._stdout.aclose()
+        self._pipes.close()
+        await anyio.lowlevel.checkpoint()
 
     def _signal_group(self, sig: signal.Signals) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

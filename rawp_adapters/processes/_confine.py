@@ -90,12 +90,30 @@ def _program(argv0: str, *, cwd: Path, env: Mapping[str, str]) -> str:
     return str(cwd / found)
 
 
-async def _open(argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout: int) -> Process:
+@dataclass(frozen=True, slots=True)
+class _Stdio:
+    """The agent's stdin, stdout and stderr: ``subprocess.PIPE`` or a descriptor; and
+    the write end of its stdin when the caller made that pipe."""
+
+    stdin: int
+    stdout: int
+    stderr: int
+    stdin_write_end: int | None
+
+    async def send_to_stdin(self, process: Process, data: bytes) -> None:
+        if self.stdin_write_end is None:
+            assert process.stdin is not None
+            await process.stdin.send(data)
+        else:
+            os.write(self.stdin_write_end, data)  # a line into an empty pipe: never blocks
+
+
+async def _open(argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdio: _Stdio) -> Process:
     return await anyio.open_process(
         list(argv),
-        stdin=subprocess.PIPE,
-        stdout=stdout,
-        stderr=subprocess.PIPE,
+        stdin=stdio.stdin,
+        stdout=stdio.stdout,
+        stderr=stdio.stderr,
         cwd=cwd,
         env=dict(env),
         start_new_session=True,
@@ -107,16 +125,15 @@ async def _open_in_cgroup(
     program: str,
     cwd: Path,
     env: Mapping[str, str],
-    stdout: int,
+    stdio: _Stdio,
     cgroup: SessionCgroup,
 ) -> Process:
     gate = ["/bin/sh", "-c", _GATE, "rawp-gate", program, *argv[1:]]
-    process = await _open(gate, cwd, env, stdout)
-    assert process.stdin is not None
+    process = await _open(gate, cwd, env, stdio)
     with anyio.CancelScope(shield=True):
         try:
             cgroup.admit(process.pid)
-            await process.stdin.send(b"\n")
+            await stdio.send_to_stdin(process, b"\n")
         except BaseException:
             process.kill()
             await process.wait()
@@ -131,19 +148,25 @@ async def open_confined_process(
     cwd: Path,
     env: Mapping[str, str],
     name: str,
+    stdin: tuple[int, int] | None = None,
     stdout: int = subprocess.PIPE,
+    stderr: int = subprocess.PIPE,
 ) -> tuple[Process, Confinement]:
     """Start ``argv`` (pipes on stdin, stdout and stderr, in a new session) confined by
     the strongest mechanism available: its own cgroup v2 (called ``rawp-<name>-<n>``),
-    else as a child subreaper, else nothing more than the tree snapshots. ``stdout``
-    may instead be a file descriptor the agent writes to (the caller reads it).
+    else as a child subreaper, else nothing more than the tree snapshots. The caller may
+    make the pipes instead: ``stdin`` the read and write ends of the agent's stdin (the
+    agent gets the read end; the cgroup's gate may write one line to the write end
+    before the agent runs), ``stdout`` and ``stderr`` the ends the agent writes to.
 
     Raises ``OSError`` when ``argv`` cannot be started, ``ValueError`` when
     ``RAWP_CONTAINMENT`` names no mechanism. Remove the cgroup when the agent is gone.
     """
     allowed = _allowed_containments()
+    stdin_read, stdin_write = stdin or (subprocess.PIPE, None)
+    stdio = _Stdio(stdin_read, stdout, stderr, stdin_write)
     if allowed[0] == "tree-snapshot":
-        return await _open(argv, cwd, env, stdout), Confinement("tree-snapshot")
+        return await _open(argv, cwd, env, stdio), Confinement("tree-snapshot")
     program = _program(argv[0], cwd=cwd, env=env)
     refused: list[str] = []
     if "cgroup" in allowed:
@@ -153,7 +176,7 @@ async def open_confined_process(
             refused.append(f"no cgroup: {exc}")
         else:
             try:
-                process = await _open_in_cgroup(argv, program, cwd, env, stdout, cgroup)
+                process = await _open_in_cgroup(argv, program, cwd, env, stdio, cgroup)
             except OSError as exc:
                 cgroup.remove()
                 refused.append(f"cannot start in a cgroup: {exc}")
@@ -164,11 +187,11 @@ async def open_confined_process(
     else:
         wrapper = [sys.executable, "-I", "-S", "-c", _SUBREAPER, program, *argv]
         try:
-            process = await _open(wrapper, cwd, env, stdout)
+            process = await _open(wrapper, cwd, env, stdio)
         except OSError as exc:
             refused.append(f"cannot start as a child subreaper: {exc}")
         else:
             return process, Confinement("subreaper", None, "; ".join(refused) or None)
-    return await _open(argv, cwd, env, stdout), Confinement(
+    return await _open(argv, cwd, env, stdio), Confinement(
         "tree-snapshot", None, "; ".join(refused)
     )

@@ -7,11 +7,14 @@ import itertools
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -30,39 +33,48 @@ ARM_TIMEOUT_S = 10.0
 """Bound on the watchdog's start."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Watch:
+    """One registration: what the supervisor is told, and the descriptors it holds."""
+
+    entry: list[object]
+    pipes: tuple[int, ...] = ()
+
+    def line(self, key: str) -> bytes:
+        return json.dumps(["watch", key, *self.entry, len(self.pipes)]).encode() + b"\n"
+
+
 class _Supervisor:
-    """The running supervisor process and the write end of its pipe (non-blocking)."""
+    """The running supervisor process and the host's end of its socket (non-blocking):
+    lines, and copies of descriptors passed along with them (``SCM_RIGHTS``)."""
 
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
-        assert popen.stdin is not None
+    def __init__(self, popen: subprocess.Popen[bytes], channel: socket.socket) -> None:
         self.popen = popen
-        self.pipe = popen.stdin
-        self.fd = popen.stdin.fileno()
-        os.set_blocking(self.fd, False)
+        self.channel = channel
+        channel.setblocking(False)
 
-    def try_send(self, line: bytes) -> bool:
-        """Write ``line`` (shorter than ``PIPE_BUF``: all of it or nothing) without
-        blocking; False when the pipe is full. ``OSError`` when the supervisor is gone."""
+    def try_send(self, line: bytes, pipes: Sequence[int] = ()) -> bool:
+        """Send ``line`` (a short one: all of it or nothing) and ``pipes`` without
+        blocking; False when the socket is full. ``OSError`` when the supervisor is gone."""
         try:
-            os.write(self.fd, line)
+            socket.send_fds(self.channel, [line], list(pipes))
         except BlockingIOError:
             return False
         return True
 
-    def send(self, line: bytes) -> None:
-        """Write ``line``, waiting (bounded) while the pipe is full; in a worker thread."""
+    def send(self, line: bytes, pipes: Sequence[int] = ()) -> None:
+        """Send ``line``, waiting (bounded) while the socket is full; in a worker thread."""
         deadline = time.monotonic() + ARM_TIMEOUT_S
-        while not self.try_send(line):
+        while not self.try_send(line, pipes):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise GuardError("the host's process supervisor does not read its pipe")
+                raise GuardError("the host's process supervisor does not read its socket")
             poll = select.poll()  # select() takes no descriptor above 1023
-            poll.register(self.fd, select.POLLOUT)
+            poll.register(self.channel, select.POLLOUT)
             poll.poll(remaining * 1000)
 
     def close(self) -> None:
-        with suppress(OSError):
-            self.pipe.close()
+        self.channel.close()
 
 
 class _HostSupervisor:
@@ -74,9 +86,9 @@ class _HostSupervisor:
         self._lock = threading.Lock()
         self._owner = os.getpid()
         self._process: _Supervisor | None = None
-        self._watched: dict[str, bytes] = {}
-        """The watch line of every registration, by key: replayed to a new supervisor
-        should the old one have gone."""
+        self._watched: dict[str, _Watch] = {}
+        """Every registration, by key: replayed to a new supervisor should the old one
+        have gone."""
         self._keys = itertools.count()
         self.starts = 0
         """Supervisor processes started (for tests and benchmarks)."""
@@ -97,40 +109,42 @@ class _HostSupervisor:
             self._process = None
             self._watched.clear()
 
-    async def watch(self, entry: list[object]) -> tuple[str, int]:
-        """Register ``entry`` (pid, started, since, cgroup, marker); its key and the
-        supervisor's pid. Starts the supervisor when none runs."""
+    async def watch(self, entry: list[object], pipes: Sequence[int] = ()) -> tuple[str, int]:
+        """Register ``entry`` (pid, started, since, cgroup, marker) and hand the
+        supervisor copies of ``pipes``; its key and the supervisor's pid. Starts the
+        supervisor when none runs."""
         key = f"{os.getpid()}-{next(self._keys)}"
-        line = json.dumps(["watch", key, *entry]).encode() + b"\n"
+        watch = _Watch(entry, tuple(pipes))
+        line = watch.line(key)
         if self._lock.acquire(blocking=False):
             try:
                 self._adopt_fork()
                 process = self._process
-                if process is not None and process.try_send(line):
-                    self._watched[key] = line
+                if process is not None and process.try_send(line, watch.pipes):
+                    self._watched[key] = watch
                     return key, process.popen.pid
             except OSError:
                 pass  # the supervisor is gone: start another one in a worker thread
             finally:
                 self._lock.release()
-        pid = await anyio.to_thread.run_sync(self._watch_blocking, key, line)
+        pid = await anyio.to_thread.run_sync(self._watch_blocking, key, watch)
         return key, pid
 
-    def _watch_blocking(self, key: str, line: bytes) -> int:
+    def _watch_blocking(self, key: str, watch: _Watch) -> int:
         with self._lock:
             self._adopt_fork()
-            self._watched[key] = line
+            self._watched[key] = watch
             try:
-                return self._ensure_running_locked(line)
+                return self._ensure_running_locked(watch.line(key), watch.pipes)
             except BaseException:
                 self._watched.pop(key, None)
                 raise
 
-    def _ensure_running_locked(self, line: bytes) -> int:
+    def _ensure_running_locked(self, line: bytes, pipes: tuple[int, ...]) -> int:
         process = self._process
         if process is not None:
             try:
-                process.send(line)
+                process.send(line, pipes)
             except OSError:
                 self._process = None  # gone (killed by someone): replaced below
                 process.close()
@@ -140,8 +154,8 @@ class _HostSupervisor:
                 return process.popen.pid
         process = self._start_locked()
         try:
-            for watched in self._watched.values():
-                process.send(watched)
+            for key, watched in self._watched.items():
+                process.send(watched.line(key), watched.pipes)
         except OSError as exc:
             process.popen.kill()
             process.close()
@@ -153,13 +167,20 @@ class _HostSupervisor:
     def _start_locked(self) -> _Supervisor:
         psutil_dir = os.path.dirname(os.path.dirname(psutil.__file__))
         argv = [sys.executable, "-I", "-S", "-c", SUPERVISOR_PROGRAM, psutil_dir]
-        popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        channel, its_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            popen = subprocess.Popen(
+                argv,
+                stdin=its_end.fileno(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except BaseException:
+            channel.close()
+            raise
+        finally:
+            its_end.close()
         self.starts += 1
         assert popen.stdout is not None
         assert popen.stderr is not None
@@ -168,6 +189,7 @@ class _HostSupervisor:
             poll.register(popen.stdout, select.POLLIN)
             armed = popen.stdout.readline() if poll.poll(ARM_TIMEOUT_S * 1000) else b""
             if armed != b"armed\n":
+                channel.close()
                 if popen.poll() is None:
                     popen.kill()
                 with suppress(subprocess.TimeoutExpired):
@@ -177,7 +199,28 @@ class _HostSupervisor:
                 raise GuardError(
                     f"the parent-death guard ({sys.executable} -I -S) did not start: {detail}"
                 )
-        return _Supervisor(popen)
+        return _Supervisor(popen, channel)
+
+    async def let_go_of_pipes(self, key: str) -> None:
+        """Have the supervisor close its copies of ``key``'s pipes (the host is about to
+        close its own: their ends are the host's doing from now on)."""
+        line = json.dumps(["close", key]).encode() + b"\n"
+        with self._lock:
+            self._adopt_fork()
+            watch = self._watched.get(key)
+            if watch is None or not watch.pipes:
+                return
+            self._watched[key] = _Watch(watch.entry)  # a new supervisor gets no copies
+            process = self._process
+            if process is None:
+                return
+            try:
+                sent = process.try_send(line)
+            except OSError:
+                return  # gone: its copies with it
+        if not sent:
+            with suppress(OSError, GuardError):
+                await anyio.to_thread.run_sync(self._send_blocking, process, line)
 
     async def release(self, key: str) -> bool:
         """Forget ``key``; False when the supervisor was already gone. With nothing left
@@ -246,9 +289,14 @@ class ParentDeathGuard:
 
     Every guard of a host process is one registration with the same supervisor, a small
     Python process started with the first one and let go with the last: it blocks
-    reading a pipe only the host holds, and end-of-file means the host is gone. A
-    session costs one line written to that pipe when it starts and one when it closes:
+    reading a socket only the host holds, and end-of-file means the host is gone. A
+    session costs one line sent on that socket when it starts and one when it closes:
     no process, thread or /proc scan of its own.
+
+    The supervisor also holds copies of the host's ends of the agent's pipes (``pipes``)
+    until :meth:`let_go_of_pipes` or :meth:`release`: an agent that exits when its stdin
+    ends (or its stdout breaks) cannot notice the host's death before the supervisor has
+    stopped it, and so cannot hand the orphans it adopted as a subreaper on to init.
     """
 
     def __init__(self, key: str, pid: int) -> None:
@@ -263,11 +311,18 @@ class ParentDeathGuard:
 
     @classmethod
     async def start(
-        cls, pid: int, *, marker: Marker | None = None, cgroup: SessionCgroup | None = None
+        cls,
+        pid: int,
+        *,
+        marker: Marker | None = None,
+        cgroup: SessionCgroup | None = None,
+        pipes: Sequence[int] = (),
     ) -> ParentDeathGuard:
         """Register ``pid`` with the host's supervisor (started when none runs, and
         waited for until it watches). With ``cgroup`` (which holds ``pid``) the cgroup is
         killed and removed; otherwise ``pid``'s tree and the processes carrying ``marker``.
+        The supervisor holds a copy of each of ``pipes`` (the host's ends of the agent's
+        pipes, kept open by the host until :meth:`let_go_of_pipes` or :meth:`release`).
 
         Raises ``GuardError`` (or ``OSError``) if the supervisor cannot start, and
         ``psutil.NoSuchProcess`` if ``pid`` is already gone.
@@ -276,8 +331,14 @@ class ParentDeathGuard:
         entry: list[object] = [pid, started, started - CREATED_SLACK_S]
         entry.append(str(cgroup.path) if cgroup is not None else "")
         entry.append(list(marker) if marker is not None else None)
-        key, supervisor = await _host_supervisor.watch(entry)
+        key, supervisor = await _host_supervisor.watch(entry, pipes)
         return cls(key, supervisor)
+
+    async def let_go_of_pipes(self) -> None:
+        """Have the supervisor close its copies of the pipes: call it before the host
+        closes the agent's stdin, so that the agent sees its end."""
+        if not self._released:
+            await _host_supervisor.let_go_of_pipes(self._key)
 
     async def release(self, log: BoundLogger) -> None:
         """Stand down (the session closed normally)."""

@@ -2,19 +2,24 @@
 standard library and psutil (found in ``PSUTIL_DIR``, where the host imported it from:
 without ``site`` the interpreter starts sooner). One per host process, whatever its
 number of sessions. It says "armed" before it imports what it needs only to read its
-pipe: a session's start waits for that word.
+socket: a session's start waits for that word.
 
-It reads JSON lines on stdin, a pipe only the host holds: ``["watch", key, pid, started,
-since, cgroup, marker]`` and ``["release", key]``. End of file means the host is gone
-(or, with nothing watched, that it needs no supervisor any more): it kills whatever is
-still watched. psutil is imported after "armed" (a session's start need not wait for
-it), and only once a process without a cgroup is watched (the kernel does the rest for
-cgroups); such a pid is looked up as it is registered, so that the kill follows the
-host's death at once. Every cgroup is killed first (the kernel does it at once); the
-processes of the others are stopped (an agent that exits when its stdin closes would
-hand the orphans it adopted as a subreaper on to init), killed with their trees, then
-the marked processes are searched a few times, all markers in one pass over /proc (one
-may start another while they die). Last, the cgroups are waited for and removed.
+It reads JSON lines on stdin, a socket only the host holds: ``["watch", key, pid,
+started, since, cgroup, marker, pipes]``, sent with ``pipes`` descriptors (``SCM_RIGHTS``:
+copies of the host's ends of the agent's pipes, held until ``["close", key]`` or
+``["release", key]``), and ``["release", key]``. End of file means the host is gone (or,
+with nothing watched, that it needs no supervisor any more): it kills whatever is still
+watched, and closes the copies only as it exits, so that an agent cannot see the end of
+its stdin (nor a broken stdout) before it is stopped. psutil is imported after "armed"
+(a session's start need not wait for it), and only once a process without a cgroup is
+watched (the kernel does the rest for cgroups); such a pid is looked up as it is
+registered, so that the kill follows the host's death at once. Every cgroup is killed
+first (the kernel does it at once); the processes of the others are stopped (an agent
+that notices the host's death some other way and exits would hand the orphans it
+adopted as a subreaper on to init), killed with their trees (one pass over /proc for
+all), then the marked processes not killed yet are searched a few times, all markers
+in one pass over /proc (one may start another while they die). Last, the cgroups are
+waited for and removed.
 """
 
 SUPERVISOR_PROGRAM = r"""
@@ -27,12 +32,20 @@ signal.signal(signal.SIGHUP, signal.SIG_IGN)
 sys.stdout.write("armed\n")
 sys.stdout.close()
 os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the host stops reading stderr now
-import json, time
+import json, socket, time
 psutil = None
 watched = {}
+received = []  # descriptors received, in order, not yet taken by their watch line
+held = {}
 
-def watch(key, pid, started, since, cgroup, marker):
+def let_go(key):
+    for fd in held.pop(key, ()):
+        os.close(fd)
+
+def watch(key, pid, started, since, cgroup, marker, pipes):
     global psutil
+    held[key] = received[:pipes]
+    del received[:pipes]
     root = None
     if not cgroup:
         if psutil is None:
@@ -45,9 +58,11 @@ def watch(key, pid, started, since, cgroup, marker):
             root = None
     watched[key] = (root, since, cgroup, tuple(marker) if marker else None)
 
+channel = socket.socket(fileno=0)
 pending = b""
 while True:
-    chunk = os.read(0, 1 << 16)
+    chunk, fds, _, _ = socket.recv_fds(channel, 1 << 16, 64)
+    received += fds
     if not chunk:
         break
     *lines, pending = (pending + chunk).split(b"\n")
@@ -56,8 +71,11 @@ while True:
             message = json.loads(line)
             if message[0] == "watch":
                 watch(*message[1:])
+            elif message[0] == "close":
+                let_go(message[1])
             elif message[0] == "release":
                 watched.pop(message[1], None)
+                let_go(message[1])
         except Exception:
             continue
 if not watched:
@@ -72,12 +90,24 @@ for cgroup in cgroups:
     except OSError:
         pass
 
+killed = set()
+
 def kill(procs):
     for proc in procs:
+        killed.add(proc.pid)
         try:
             proc.kill()
         except psutil.Error:
             pass
+
+def with_descendants(roots):
+    children = {}
+    for proc in psutil.process_iter(["ppid"]):
+        children.setdefault(proc.info["ppid"], []).append(proc)
+    found = list(roots)
+    for proc in found:
+        found += children.pop(proc.pid, ())
+    return found
 
 roots = [root for root, _, cgroup, _ in entries if root is not None and not cgroup]
 for root in roots:
@@ -85,11 +115,8 @@ for root in roots:
         root.suspend()
     except psutil.Error:
         pass
-for root in roots:
-    try:
-        kill([root, *root.children(recursive=True)])
-    except psutil.Error:
-        pass
+if roots:
+    kill(with_descendants(roots))
 markers = {marker for _, _, cgroup, marker in entries if marker and not cgroup}
 if markers:
     since = min(since for _, since, cgroup, marker in entries if marker and not cgroup)
@@ -97,7 +124,9 @@ if markers:
     for _ in range(3):
         found = []
         for proc in psutil.process_iter(["create_time"]):
-            if proc.pid == os.getpid() or (proc.info["create_time"] or 0) < since:
+            if proc.pid == os.getpid() or proc.pid in killed:
+                continue
+            if (proc.info["create_time"] or 0) < since:
                 continue
             try:
                 environ = proc.environ()

@@ -228,3 +228,22 @@ async def test_waiting_for_the_end_of_stderr_gives_up_at_its_bound_when_a_child_
     finally:
         with anyio.CancelScope(shield=True):
             await process.release()
+
+
+@pytest.mark.anyio
+async def test_a_guarded_agent_sees_the_end_of_its_stdin_when_the_host_closes_it(
+    tmp_path: Path,
+) -> None:
+    # The supervisor holds a copy of the agent's stdin (so that the host's death cannot
+    # end it first): a deliberate close must have it let go of that copy too.
+    process = await spawn_shell("cat >/dev/null; exit 7", tmp_path)
+    try:
+        await process.start_guard()
+        await process.close_stdin()
+        with anyio.fail_after(10):
+            assert await process.wait() == 7
+    finally:
+        with anyio.CancelScope(shield=True):
+            await process.kill_leftovers()
+            await process.release()
+    assert host_supervisor().pid is None

@@ -1,8 +1,9 @@
 """A host process for the host-death tests (run as a script, not collected).
 
 Opens a process-adapter session, runs one prompt to its end (every tool allowed), then
-prints ``{"children": [...], "text": ..., "tool_outputs": [...]}`` on one line (its
-children are the agent and the agent's guard) and waits to be killed.
+prints ``{"children": [...], "supervisor": pid, "text": ..., "tool_outputs": [...]}`` on
+one line (its children are the agent and the supervisor that guards it) and waits to be
+killed.
 Arguments: process adapter settings as JSON, the workspace, the prompt, the anyio backend.
 """
 
@@ -16,6 +17,7 @@ import psutil
 from rawp_adapter_process import ProcessAdapter
 
 from rawp_adapters.frames import ToolInvokeResultFrame
+from rawp_adapters.processes import host_supervisor
 from rawp_adapters.testing import allow_all, drive
 
 
@@ -25,6 +27,7 @@ async def main(settings: str, workspace: str, prompt: str) -> None:
         turn = await d.prompt(prompt)
         report = {
             "children": [child.pid for child in psutil.Process().children()],
+            "supervisor": host_supervisor().pid,
             "text": turn.text,
             "tool_outputs": [f.payload.output for f in turn.of_type(ToolInvokeResultFrame)],
         }

@@ -2,9 +2,11 @@
 
 The host (``process_host.py``) is a real process that opens a session and runs one
 prompt whose tools start processes in sessions of their own; the test SIGKILLs it.
-The agent sees the end of its stdin and exits, but its tool processes would run on:
-the parent-death guard kills the agent's cgroup, or (without one) the agent's tree and
-every process marked with the session's ``RAWP_SESSION_ID``.
+Its tool processes would run on: the parent-death guard (the host's supervisor) kills
+the agent's cgroup, or (without one) the agent's tree and every process marked with the
+session's ``RAWP_SESSION_ID``. The agent exits at the end of its stdin, but the
+supervisor holds that pipe open until it has stopped the agent: as a subreaper, the
+agent would otherwise hand the tools it adopted on to init as it exits.
 """
 
 from __future__ import annotations
@@ -65,17 +67,40 @@ async def killable_host(
             await host.aclose()
 
 
+def stdin_ended(pid: int) -> bool:
+    """Whether ``pid``'s stdin (a pipe) is at its end: no process holds its write end.
+    Read through a reader of the test's own, which takes nothing from the agent."""
+    reader = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return os.read(reader, 1) == b""
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(reader)
+
+
 async def kill_host_and_expect_gone(
     host: anyio.abc.Process, report: dict[str, Any], tools: list[int]
 ) -> None:
-    """Kill the host; its children (the agent and its guard) and ``tools`` must go."""
+    """Kill the host; its children (the agent and its supervisor) and ``tools`` must go.
+
+    The supervisor is held stopped until the host is dead, as a loaded machine may leave
+    it unscheduled: the agent must not see its stdin end meanwhile (it may exit there,
+    handing the orphans it adopted as a subreaper on to init, out of reach)."""
     pids = [*report["children"], *tools]
     processes = [psutil.Process(pid) for pid in pids]
+    supervisor = psutil.Process(report["supervisor"])
+    (agent,) = set(report["children"]) - {supervisor.pid}
     try:
-        assert len(report["children"]) == 2, "the host runs the agent and its guard"
+        assert len(report["children"]) == 2, "the host runs the agent and its supervisor"
         assert all(alive(pid) for pid in pids), "every process runs before the host dies"
-        host.kill()
-        await host.wait()
+        supervisor.suspend()
+        try:
+            host.kill()
+            await host.wait()
+            assert not stdin_ended(agent), "the agent's stdin ended before it was stopped"
+        finally:
+            supervisor.resume()
         await wait_gone(pids, timeout=DEATH_BOUND)
     finally:
         await kill_and_wait(processes)  # whatever a failed run left behind
@@ -95,6 +120,8 @@ async def test_an_agent_and_its_tools_die_with_a_host_that_is_killed(
 async def test_a_tool_that_double_forked_into_a_new_session_dies_with_a_host_that_is_killed(
     containment: str, tmp_path: Path, anyio_backend: str
 ) -> None:
+    """Without a cgroup, only the agent's subreaper tree holds the daemon (no marker):
+    the agent exits at the end of its stdin, and the daemon would then be init's."""
     settings = {"command": fake_command()}
     env = {**os.environ, CONTAINMENT_VAR: containment}
     async with killable_host(settings, tmp_path, "ESCAPE", anyio_backend, env) as (host, report):
