@@ -160,22 +160,23 @@ class _SwitchInterval:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._threads = 0
-        self._saved = sys.getswitchinterval()
+        self._saved = self._lowered = sys.getswitchinterval()
 
     def acquire(self) -> None:
         with self._lock:
             if self._threads == 0:
                 self._saved = sys.getswitchinterval()
-                sys.setswitchinterval(min(self._saved, SWITCH_INTERVAL_S))
+                if self._saved > SWITCH_INTERVAL_S:
+                    sys.setswitchinterval(SWITCH_INTERVAL_S)
+                # as the interpreter keeps it (whole µs): 0.0001 reads back 9.99…e-05
+                self._lowered = sys.getswitchinterval()
             self._threads += 1
 
     def release(self) -> None:
         with self._lock:
             self._threads -= 1
-            if self._threads == 0 and sys.getswitchinterval() == min(
-                self._saved, SWITCH_INTERVAL_S
-            ):  # unless someone else has set it since
-                sys.setswitchinterval(self._saved)
+            if self._threads == 0 and sys.getswitchinterval() == self._lowered:
+                sys.setswitchinterval(self._saved)  # unless someone else has set it since
 
 
 _switch_interval = _SwitchInterval()
