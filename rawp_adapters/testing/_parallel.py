@@ -1,9 +1,9 @@
 """Rules run side by side (``rawp-adapters check --jobs N``), for agents whose sessions
 take seconds each to start and end.
 
-Each rule runs in a worker process of its own at a time: the kit tells the processes a
-session left behind by this process's descendants, which a rule running beside it in
-the same process would blur. Results come in the order of the rules, each as soon as
+After the first, each rule runs in a worker process of its own at a time: the kit tells
+the processes a session left behind by this process's descendants, which a rule running
+beside it in the same process would blur. Results come in the order of the rules, each as soon as
 it and every rule before it are done.
 """
 
@@ -31,10 +31,16 @@ pickle (a module-level function, or a ``functools.partial`` of one)."""
 def run_rules(
     make_subject: SubjectFactory, rules: Sequence[Rule], *, jobs: int, backend: Backend
 ) -> Iterator[RuleResult]:
-    """Each rule's result, in the order of ``rules``; up to ``jobs`` rules at once (one
-    at a time runs in this process)."""
+    """Each rule's result, in the order of ``rules``; up to ``jobs`` rules at once after
+    the first, which runs alone in this process: an agent's first start in a home often
+    sets that home up (opencode creates its database), and starts side by side would race
+    over it."""
+    if not rules:
+        return
+    subject = make_subject()
+    yield anyio.run(partial(run_rule, subject, rules[0]), backend=backend)
+    rules = rules[1:]
     if min(jobs, len(rules)) <= 1:
-        subject = make_subject()
         for rule in rules:
             yield anyio.run(partial(run_rule, subject, rule), backend=backend)
         return

@@ -11,14 +11,15 @@ import pytest
 from rawp_adapters.cli import main
 
 BARRIER_AGENT = Path(__file__).parent / "barrier_agent.py"
-RULES = ["one-turn", "explicit-end", "capabilities-first"]
+RULES = ["capabilities-first", "one-turn", "explicit-end"]
 
 
-def test_rules_run_side_by_side_and_print_in_the_order_given(
+def test_the_first_rule_runs_alone_then_the_rest_side_by_side_printed_in_the_order_given(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Each agent starts only once another one has: the first two rules must run at once."""
-    command = [sys.executable, str(BARRIER_AGENT), str(tmp_path), "2"]
+    """No agent starts while the first one runs, and one-turn's and explicit-end's first
+    agents each start only once the other has (three arrivals)."""
+    command = [sys.executable, str(BARRIER_AGENT), str(tmp_path), "3"]
     code = main(
         [
             "check",
