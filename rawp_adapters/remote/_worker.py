@@ -31,7 +31,7 @@ from rawp_adapters.remote import _ops
 from rawp_adapters.remote._batches import HEADROOM
 from rawp_adapters.remote._closer import StreamState, closing_frames, publish_frames
 from rawp_adapters.remote._leases import LeaseWatch
-from rawp_adapters.remote._link import Credentials, Link, open_link, redact
+from rawp_adapters.remote._link import RETRY_WAIT, Credentials, Link, open_link, redact
 from rawp_adapters.remote._names import START_REFUSED, Names
 from rawp_adapters.remote._requests import StartRequest
 from rawp_adapters.remote._store import DEFAULT_LEASE_TTL, ensure_streams, lease_ttl
@@ -278,8 +278,12 @@ class Worker:
     async def _renew(
         self, link: Link, sid: str, lease: _ops.Lease, scope: anyio.CancelScope
     ) -> None:
+        """Renew the lease every third of its TTL; a renewal that failed (its server
+        lost, the bucket electing a leader) is tried again after ``RETRY_WAIT``, not a
+        third of the TTL later, so that the lease outlives the time a lost server costs."""
+        wait = self.ttl / 3
         while True:
-            await anyio.sleep(self.ttl / 3)
+            await anyio.sleep(wait)
             try:
                 await link.call(lease.renew)
             except KeyWrongLastSequenceError:
@@ -288,3 +292,6 @@ class Worker:
                 return
             except Exception as exc:
                 self._log.warning("lease renewal failed", session_id=sid, error=str(exc))
+                wait = RETRY_WAIT
+            else:
+                wait = self.ttl / 3

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import urllib.request
+import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -264,6 +265,13 @@ class NatsCluster:
         for node in self.nodes:
             node.stop()
 
+    def heal(self) -> None:
+        """Start every node that is not running, until the cluster is healthy."""
+        for node in self.nodes:
+            if not node.running:
+                node.start()
+        self.wait_healthy()
+
     def restart(self, index: int) -> None:
         """Start a stopped (or killed) node again on its ports, until every node reports
         JetStream healthy (what it missed caught up): a rolling restart waits for this
@@ -272,9 +280,15 @@ class NatsCluster:
         self.wait_healthy()
 
     def wait_healthy(self) -> None:
+        """Until every running node is healthy and, all running, a stream on every node
+        can be made: a node just back may be healthy before the metadata leader counts it
+        online again, and a worker starting then could not make its streams."""
         deadline = time.monotonic() + START_BOUND
         running = [node for node in self.nodes if node.running]
-        while not all(_healthy(node) for node in running):
+        whole = len(running) == self.SIZE
+        while not all(_healthy(node) for node in running) or (
+            whole and not _places_on_every_node(self.url, self.SIZE)
+        ):
             if time.monotonic() > deadline:
                 lines = b"".join(line for node in running for line in node.lines[-20:])
                 raise TimeoutError("the cluster did not become healthy:\n" + lines.decode())
@@ -296,6 +310,26 @@ def _healthy(node: NatsServer) -> bool:
             return bool(json.load(response).get("meta_cluster", {}).get("leader"))
     except OSError:  # HTTPError 503 while JetStream is not current, or not listening yet
         return False
+
+
+def _places_on_every_node(url: str, size: int) -> bool:
+    """Whether a stream of ``size`` replicas can be made now (and is deleted again)."""
+
+    async def probe() -> None:
+        client = await nats.connect(url.split(","), allow_reconnect=False, connect_timeout=5)
+        try:
+            js = client.jetstream(timeout=5)
+            name = f"probe{uuid.uuid4().hex[:10]}"
+            await js.add_stream(name=name, subjects=[name], num_replicas=size)
+            await js.delete_stream(name)
+        finally:
+            await client.close()
+
+    try:
+        asyncio.run(probe())
+    except (nats.errors.Error, OSError, TimeoutError):
+        return False
+    return True
 
 
 def _free_ports(count: int) -> list[int]:

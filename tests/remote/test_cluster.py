@@ -30,11 +30,19 @@ HZ = 100
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
-    """One cluster for the module: each test restarts what it stops, and uses a prefix
-    of its own (its own streams and bucket)."""
+def started_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
+    """One cluster for the module: each test uses a prefix of its own (its own streams
+    and bucket)."""
     with nats_cluster(tmp_path_factory.mktemp("cluster")) as started:
         yield started
+
+
+@pytest.fixture
+def cluster(started_cluster: NatsCluster) -> NatsCluster:
+    """The module's cluster with every node running and healthy, whatever the test
+    before stopped and did not restart (it failed first)."""
+    started_cluster.heal()
+    return started_cluster
 
 
 @asynccontextmanager
