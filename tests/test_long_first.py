@@ -32,10 +32,6 @@ class _Item:
 @dataclass
 class _Config:
     workerinput: dict[str, Any] = field(default_factory=lambda: {"workercount": 2})
-    dist: str = "worksteal"
-
-    def getoption(self, name: str, default: object = None) -> object:
-        return self.dist if name == "dist" else default
 
 
 def ordered(ids: list[str], config: _Config) -> list[str]:
@@ -59,7 +55,6 @@ def test_each_workers_share_begins_with_its_long_tests_and_the_rest_keep_their_o
     ]
 
 
-def test_without_worksteal_workers_the_collected_order_stays() -> None:
+def test_outside_xdist_workers_the_collected_order_stays() -> None:
     collected = ["tests/core/test_x.py::test_a", OPENCODE_CHECK]
-    assert ordered(collected, _Config(dist="load")) == collected
     assert ordered(collected, _Config(workerinput={})) == collected

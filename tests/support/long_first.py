@@ -31,9 +31,10 @@ its file under ``tests/``, the start of its name and a part of its parameters' i
 
 
 def long_first(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Reorder ``items`` in place for ``--dist worksteal`` over the workers of this run."""
+    """Reorder ``items`` in place on an xdist worker, for the workers of this run (a
+    worker's own ``dist`` option is always ``no``: ``--dist worksteal`` is taken as given)."""
     workers = getattr(config, "workerinput", {}).get("workercount")
-    if workers is None or config.getoption("dist", None) != "worksteal":
+    if workers is None:
         return
     shares = _share_sizes(len(items), workers)
     long_items = sorted(
