@@ -39,3 +39,15 @@ async def test_an_agent_killed_before_it_is_ready_is_reported_with_the_signal(
     assert error.payload.signal == "SIGKILL"
     assert "killed by SIGKILL before it was ready" in error.payload.message
     assert error.payload.stderr_tail == "about to go"
+
+
+async def test_an_agent_command_that_does_not_exist_ends_the_session_with_one_error(
+    tmp_path: Path,
+) -> None:
+    adapter = AcpAdapter.from_settings({"command": [str(tmp_path / "no-such-agent")]})
+    async with drive(adapter, workspace=tmp_path) as driver:
+        closed = await driver.closed(timeout=15)
+    (error,) = driver.of_type(AgentErrorFrame)
+    assert (error.payload.severity, error.payload.error_code) == ("fatal", "SPAWN_FAILED")
+    assert "no-such-agent" in error.payload.message
+    assert closed.payload.reason == "error"

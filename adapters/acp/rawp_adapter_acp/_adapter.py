@@ -218,7 +218,7 @@ class AcpAdapter(Adapter[AcpSettings]):
         bridge = Bridge.for_current_loop(ctx.start_soon)
         await bridge.open()
         self._bridge = bridge
-        ctx.start_soon(self._pump, name="acp pump")
+        ctx.start_soon(lambda: self._pump(ctx, bridge), name="acp pump")
         agent = AcpAgent(bridge, log)
         self._agent = agent
         settings = self.settings
@@ -276,11 +276,10 @@ class AcpAdapter(Adapter[AcpSettings]):
 
     # ------------------------------------------------------------ the agent's messages
 
-    async def _pump(self) -> None:
-        assert self._bridge is not None
-        assert self._ctx is not None
-        ctx = self._ctx
-        async for item in self._bridge.items:
+    async def _pump(self, ctx: SessionContext, bridge: Bridge) -> None:
+        # Its own bridge, not self._bridge: a start that fails before the pump first
+        # runs has already let go of that one.
+        async for item in bridge.items:
             try:
                 await self._handle(ctx, item)
             except Exception:  # never lose the pump over one message
