@@ -77,7 +77,7 @@ class HostToolServer:
         return McpServer(
             name=SERVER_NAME,
             command=sys.executable,
-            args=[str(_RELAY), str(self.port)],
+            args=["-I", "-S", str(_RELAY), str(self.port)],  # stdlib only: no site to read
             env={"RAWP_MCP_TOKEN": self._token},
         )
 
