@@ -57,13 +57,14 @@ class Recorded:
             f"{by_id.get(s.parent.span_id, '?') if s.parent else ''} > {s.name}" for s in self.spans
         )
 
-    def points(self, name: str) -> list[Point]:
+    def points(self, name: str | None = None) -> list[Point]:
+        """The points of the metric ``name`` (``None``: of every metric)."""
         data = self.reader.get_metrics_data()
         found: list[Point] = []
         for resource in data.resource_metrics if data is not None else []:
             for scope in resource.scope_metrics:
                 for metric in scope.metrics:
-                    if metric.name != name:
+                    if name is not None and metric.name != name:
                         continue
                     for point in metric.data.data_points:
                         attributes = dict(point.attributes or {})

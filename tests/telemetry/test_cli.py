@@ -83,6 +83,16 @@ async def test_a_bridge_without_otel_settings_imports_nothing_of_opentelemetry(
     assert sorted(m for m in modules if m.startswith("opentelemetry")) == []
 
 
+async def test_otel_sdk_disabled_turns_exporting_off_whatever_asks_for_it(
+    tmp_path: Path,
+) -> None:
+    with Collector().running() as collector:
+        env = environment(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url, OTEL_SDK_DISABLED="true")
+        modules = await serve_one_turn(tmp_path, env, "--otel")
+    assert collector.posts == {}
+    assert sorted(m for m in modules if m.startswith("opentelemetry")) == []
+
+
 def test_otel_without_the_sdk_installed_names_the_extra_to_install(tmp_path: Path) -> None:
     hide_sdk = (
         "import sys\n"

@@ -3,12 +3,14 @@ the library's log records."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
 import anyio
 import pytest
 from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 
 from rawp_adapters import SessionContext, Turn, TurnResult, open_session
 from rawp_adapters.frames import TurnEndFrame
@@ -18,8 +20,9 @@ from rawp_adapters.processes import (
     agent_environment,
     host_environment,
 )
-from rawp_adapters.testing import FunctionAdapter
+from rawp_adapters.testing import FunctionAdapter, drive
 from tests.host.serving import WAIT
+from tests.process.helpers import fake_adapter
 from tests.telemetry.recorded import Recorded
 
 PARENT = {
@@ -55,6 +58,22 @@ def test_a_withheld_otel_setting_is_not_passed_on(recorded: Recorded) -> None:
         env = environment(AgentProcessSettings(env_policy="allowlist"))
     assert "OTEL_SERVICE_NAME" not in env
     assert "TRACEPARENT" in env
+
+
+@pytest.mark.anyio
+async def test_a_process_agent_runs_under_its_create_agent_span_and_its_turns_are_client_spans(
+    tmp_path: Path, recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in PARENT.items():
+        monkeypatch.setenv(name, value)
+    async with drive(fake_adapter(env_policy="allowlist"), workspace=tmp_path) as d:
+        turn = await d.prompt("ENV")
+    seen = json.loads(turn.text)["env"]
+    trace_id, span_id = recorded.ids("create_agent fake")
+    assert seen["TRACEPARENT"].split("-")[1:3] == [trace_id, span_id]
+    assert seen["OTEL_SERVICE_NAME"] == "master"
+    assert "OTEL_EXPORTER_OTLP_HEADERS" not in seen, "exporter headers may hold credentials"
+    assert recorded.span("invoke_agent fake").kind == SpanKind.CLIENT, "another process"
 
 
 @pytest.mark.anyio

@@ -169,7 +169,7 @@ def two_gated_tools() -> FunctionAdapter:
 async def test_each_tool_call_and_permission_wait_is_a_span_under_its_turn(
     tmp_path: Path, recorded: Recorded
 ) -> None:
-    await frames_of_one_turn(two_gated_tools(), tmp_path)
+    frames = await frames_of_one_turn(two_gated_tools(), tmp_path)
     turn = recorded.span("invoke_agent scripted")
     assert recorded.children(turn) == ["execute_tool write", "execute_tool bash"]
     write, bash = recorded.span("execute_tool write"), recorded.span("execute_tool bash")
@@ -200,11 +200,17 @@ async def test_each_tool_call_and_permission_wait_is_a_span_under_its_turn(
         if p.attributes["gen_ai.operation.name"] == "execute_tool"
     }
     assert tools == {("write", None), ("bash", "tool_error")}
+    ids = {frames[0].session_id, "c1", "c2"}
+    ids |= {f.payload.interaction_id for f in frames if isinstance(f, InteractionRequestFrame)}
+    ids |= {f.payload.turn_id for f in frames if isinstance(f, TurnEndFrame)}
+    labels = {value for p in recorded.points() for value in p.attributes.values()}
+    assert labels, "metrics were recorded"
+    assert not labels & ids, "no id is a metric's label"
 
 
-async def test_a_host_call_is_an_execute_tool_span_the_masters_tool_runs_in(
-    tmp_path: Path, recorded: Recorded
-) -> None:
+async def serve_a_lookup(workspace: Path) -> list[str]:
+    """A turn whose agent calls the Master's tool ``lookup`` with ``{"word": "otel"}``;
+    the name of the span current while the tool ran."""
     tools = HostTools()
     seen_in: list[str] = []
 
@@ -214,7 +220,14 @@ async def test_a_host_call_is_an_execute_tool_span_the_masters_tool_runs_in(
         return f"{word}: 2 meanings"
 
     adapter = FunctionAdapter(use_host_tool("lookup", {"word": "otel"}), host_tools=True)
-    await serve_prompt(adapter, tmp_path, tools, allow_all)
+    await serve_prompt(adapter, workspace, tools, allow_all)
+    return seen_in
+
+
+async def test_a_host_call_is_an_execute_tool_span_the_masters_tool_runs_in(
+    tmp_path: Path, recorded: Recorded
+) -> None:
+    seen_in = await serve_a_lookup(tmp_path)
     span = recorded.span("execute_tool lookup")
     assert recorded.children(recorded.span("invoke_agent function")) == ["execute_tool lookup"]
     attributes = span.attributes or {}
@@ -223,7 +236,18 @@ async def test_a_host_call_is_an_execute_tool_span_the_masters_tool_runs_in(
         "answered",
     )
     assert "gen_ai.tool.call.arguments" not in attributes, "no content unless asked"
+    assert "gen_ai.tool.call.result" not in attributes, "no content unless asked"
     assert seen_in == ["execute_tool lookup"], "the Master's tool runs in the call's span"
+
+
+async def test_tool_arguments_and_results_are_recorded_only_when_the_master_opts_in(
+    tmp_path: Path, recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    await serve_a_lookup(tmp_path)
+    attributes = recorded.span("execute_tool lookup").attributes or {}
+    assert attributes["gen_ai.tool.call.arguments"] == '{"word": "otel"}'
+    assert attributes["gen_ai.tool.call.result"] == "otel: 2 meanings"
 
 
 async def test_an_aborted_turn_ends_cancelled_without_an_error(
