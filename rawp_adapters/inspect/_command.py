@@ -70,7 +70,8 @@ def inspect_command(args: argparse.Namespace) -> int:
         sys.stderr.write(f"rawp-adapters: --record {args.record} is not a directory\n")
         return EXIT_USAGE
     try:
-        listener = socket.create_server((args.host, args.port))
+        family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        listener = socket.create_server((args.host, args.port), family=family)
     except OSError as exc:
         sys.stderr.write(f"rawp-adapters: cannot listen on {args.host}:{args.port}: {exc}\n")
         return EXIT_USAGE

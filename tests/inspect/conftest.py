@@ -109,8 +109,9 @@ class Frames:
     each about the batch (the feed's summary among it), every further one a frame."""
 
     def __init__(self, server: Server, feed_id: str) -> None:
-        host, port = server.base.removeprefix("http://").rsplit(":", 1)
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        where = urlsplit(server.base)
+        assert where.hostname is not None
+        self.connection = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
         self.connection.request("GET", f"/api/feeds/{feed_id}/events?token={server.token}")
         self.response = self.connection.getresponse()
         assert self.response.status == 200

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from rawp_adapters.inspect._command import check_file
@@ -23,6 +24,33 @@ def test_a_request_without_the_token_is_refused(server: Server, path: str) -> No
     assert fetch(server, path)[0] == 403
     assert fetch(server, path, token=server.token + "x")[0] == 403
     assert fetch(server, path + ("&" if "?" in path else "?") + "token=wrong")[0] == 403
+
+
+@pytest.mark.parametrize("host", ["127.0.0.2", "::1"])
+def test_the_inspector_listens_on_the_host_and_port_given_and_nowhere_else(
+    tmp_path: Path, host: str
+) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.bind((host, 0))
+        port = probe.getsockname()[1]
+    with inspector(tmp_path, "--host", host, "--port", str(port)) as server:
+        assert server.base == f"http://{f'[{host}]' if ':' in host else host}:{port}"
+        body = {"adapter_type": "sdk", "workspace": str(tmp_path)}
+        status, _, started = fetch(server, "/api/sessions", token=server.token, body=body)
+        assert status == 200
+        frames = Frames(server, json.loads(started)["feed_id"])
+        frames.until("session.capabilities")
+        process = psutil.Process(server.process.pid)
+        listening = [
+            (connection.laddr.ip, connection.laddr.port)
+            for each in (process, *process.children(recursive=True))
+            for connection in each.net_connections("inet")
+            if connection.status == psutil.CONN_LISTEN
+        ]
+        frames.connection.close()
+    # A running session (the demo core's bridge among the processes) opens nothing else.
+    assert listening == [(host, port)]
 
 
 def test_a_start_without_the_token_starts_nothing(tmp_path: Path) -> None:
