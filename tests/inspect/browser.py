@@ -27,10 +27,18 @@ SCREENSHOTS = os.environ.get("RAWP_INSPECTOR_SCREENSHOTS")
 """A directory to save the main views into (docs/images for the docs), if set."""
 
 
+REQUIRED = "RAWP_REQUIRE_BROWSER"
+"""Set to 1 by .ci/run: in CI a missing browser fails the page's tests (a skipped one
+proves nothing) instead of skipping them."""
+
+
 def launch() -> Iterator[Browser]:
     expect.set_options(timeout=WAIT_MS)
     if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed: run scripts/install-browser")
+        missing = "Debian's chromium is not installed: run scripts/install-browser"
+        if os.environ.get(REQUIRED) == "1":
+            pytest.fail(f"{missing} ({REQUIRED}=1)", pytrace=False)
+        pytest.skip(missing)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         yield browser
