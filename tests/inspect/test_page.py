@@ -4,6 +4,7 @@ adapter's scripted core: offline, no model)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
@@ -58,10 +59,49 @@ def test_a_demo_session_streams_text_and_a_permission_answered_inline_shows_its_
     expect(page.locator("#timeline [data-kind=text]").last).to_contain_text(
         "Done. Wrote", use_inner_text=True
     )
-    expect(page.locator("#timeline [data-kind=turn]")).to_contain_text("out 29 tokens")
+    expect(page.locator("#timeline [data-kind=turn]")).to_have_text(
+        re.compile(r"^turnend_turn\d+\.\d\d s · in \d+ / out 29 tokens$")
+    )
+    expect(page.locator("#timeline [data-kind=thinking]")).to_contain_text(
+        "No model here, only a script."
+    )
+    expect(page.locator("#timeline [data-kind=tool]")).to_contain_text(
+        re.compile(r"write_file ok\d+\.\d\d s · ")
+    )
     assert (server.workspace / "notes.txt").read_text().startswith("You asked: " + WRITE)
     assert page.locator("#violation-count").text_content() == "0"
     screenshot(page, "timeline")
+    page.fill("#search", "write_file")
+    kinds = page.locator("#timeline .row-item")
+    expect(kinds).to_have_count(2)
+    assert [row.get_attribute("data-kind") for row in kinds.all()] == ["tool", "question"]
+
+
+def test_the_start_form_is_built_from_the_adapters_settings_and_reaches_its_agent(
+    page: Page, tmp_path: Path
+) -> None:
+    page.select_option("#adapter-select", label="process")
+    fields = page.locator("#settings-fields")
+    expect(fields.locator("[data-setting=env_policy] option")).to_have_text(
+        ["(default)", "inherit", "allowlist"]
+    )
+    # An "agent" that prints its directory and environment and exits: the session
+    # fails to start, with what it printed in the error.
+    fields.locator("[data-setting=command]").fill('["sh", "-c", "pwd >&2; env >&2; exit 3"]')
+    fields.locator("[data-setting=env_policy]").select_option(label="allowlist")
+    fields.locator("[data-setting=env_allowlist]").fill('["PATH"]')
+    page.fill("#workspace", str(tmp_path))
+    page.click("#start-button")
+    expect(page.locator("#feed-status")).to_contain_text("session · ended")
+    expect(page.locator("#timeline [data-kind=error]")).to_contain_text("SPAWN_FAILED")
+    page.click("#tab-raw")
+    page.select_option("#type-filter", label="agent.error")
+    page.locator("#raw .row-item").click()
+    detail = page.locator("#detail").text_content() or ""
+    printed = json.loads(detail.split("\n")[2])["payload"]["stderr_tail"].splitlines()
+    assert printed[0] == str(tmp_path)
+    assert any(line.startswith("PATH=") for line in printed)
+    assert not any(line.startswith("HOME=") for line in printed)
 
 
 def test_a_permission_left_unanswered_times_out_when_its_countdown_runs_out(page: Page) -> None:
@@ -69,6 +109,28 @@ def test_a_permission_left_unanswered_times_out_when_its_countdown_runs_out(page
     prompt(page, WRITE)
     question(page)
     expect(page.locator("#timeline [data-kind=question]")).to_contain_text("timed_outby deadline")
+    turn_ended(page, "end_turn")
+    expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file error")
+
+
+def test_a_permission_denied_inline_shows_denied_and_the_tool_fails(page: Page) -> None:
+    start_demo(page)
+    prompt(page, WRITE)
+    question(page)
+    page.click("#timeline button[data-answer=deny]")
+    expect(page.locator("#timeline [data-kind=question]")).to_contain_text("deniedby master")
+    turn_ended(page, "end_turn")
+    expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file error")
+
+
+def test_time_out_now_resolves_the_question_timed_out_by_the_master(page: Page) -> None:
+    start_demo(page)
+    prompt(page, WRITE)
+    question(page)
+    page.click("#timeline button[data-answer=timeout]")
+    expect(page.locator("#timeline [data-kind=question]")).to_contain_text(
+        "timed_outby master_timeout"
+    )
     turn_ended(page, "end_turn")
     expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file error")
 
@@ -138,6 +200,15 @@ def test_a_session_saved_as_a_recording_opens_and_replays_step_by_step_and_at_sp
     expect(status).to_have_text(f"recording · ended · {len(lines)} frames · 0 rules broken")
     page.click("#tab-raw")
     screenshot(page, "raw")
+    page.select_option("#type-filter", label="control.interaction.response")
+    (answered,) = [line for line in lines if "control.interaction.response" in line]
+    row = page.locator("#raw .row-item")
+    expect(row).to_have_count(1)
+    timestamp = json.loads(answered)["timestamp"]
+    expect(row).to_contain_text(f"#2{timestamp[11:23]}→ agentcontrol.interaction.response")
+    row.click()
+    assert (page.locator("#detail").text_content() or "").split("\n")[2] == answered
+    page.select_option("#type-filter", value="")
 
     page.click("#replay-button")
     expect(status).to_have_text("replay · live · 0 frames · 0 rules broken")
