@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 from tests.inspect.browser import screenshot
 from tests.inspect.conftest import Server
 from tests.inspect.recordings import with_delegated_host_call
+from tests.process.helpers import fake_command
 
 WRITE = "Write a short note to notes.txt"
 
@@ -102,6 +103,42 @@ def test_the_start_form_is_built_from_the_adapters_settings_and_reaches_its_agen
     assert printed[0] == str(tmp_path)
     assert any(line.startswith("PATH=") for line in printed)
     assert not any(line.startswith("HOME=") for line in printed)
+
+
+def start_fake_rpc_agent(page: Page) -> None:
+    """A session of the process adapter around the project's scripted RPC agent, whose
+    ``DIALOG select`` and ``DIALOG input`` prompts ask a SELECT or an INPUT question."""
+    page.select_option("#adapter-select", label="process")
+    page.locator("#settings-fields [data-setting=command]").fill(json.dumps(fake_command()))
+    page.click("#start-button")
+    expect(page.locator("#feed-status")).to_contain_text("session · live")
+    expect(page.locator("#timeline [data-kind=session]")).to_be_visible()
+
+
+def test_a_select_question_is_answered_inline_with_one_of_its_options(page: Page) -> None:
+    start_fake_rpc_agent(page)
+    prompt(page, "DIALOG select")
+    asked = page.locator("#timeline [data-kind=question]")
+    expect(asked).to_contain_text("A select?")
+    asked.locator("button.answer", has_text="green").click()
+    expect(asked).to_contain_text("allowedby master")
+    expect(page.locator("#timeline [data-kind=text]").last).to_have_text('text{"value": "green"}')
+
+
+def test_an_input_question_is_answered_inline_with_the_text_typed(page: Page) -> None:
+    start_fake_rpc_agent(page)
+    prompt(page, "DIALOG input")
+    asked = page.locator("#timeline [data-kind=question]")
+    expect(asked).to_contain_text("A input?")
+    asked.locator("input").click()
+    page.keyboard.type("Ad")
+    # The user types slowly: the countdown ticks (its row is drawn again) meanwhile.
+    countdown = asked.locator(".countdown")
+    expect(countdown).not_to_have_text(countdown.text_content() or "")
+    page.keyboard.type("a")
+    asked.locator("button.answer", has_text="Answer").click()
+    expect(asked).to_contain_text("allowedby master")
+    expect(page.locator("#timeline [data-kind=text]").last).to_have_text('text{"value": "Ada"}')
 
 
 def test_a_permission_left_unanswered_times_out_when_its_countdown_runs_out(page: Page) -> None:
@@ -240,6 +277,25 @@ def test_a_broken_recording_shows_the_frame_that_breaks_a_rule(
     expect(marked).to_contain_text("#6")
     expect(page.locator("#detail")).to_contain_text("✖ [seq-contiguous] seq 6, expected 5")
     screenshot(page, "violation")
+
+
+def test_a_broken_recording_replayed_step_by_step_is_marked_at_the_frame_that_breaks_a_rule(
+    page: Page, tmp_path: Path, demo_lines: list[str]
+) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(demo_lines[:4] + demo_lines[5:]) + "\n")
+    page.set_input_files("#open-file", broken)
+    expect(page.locator("#feed-status")).to_contain_text("recording · ended")
+    page.click("#replay-button")
+    status = page.locator("#feed-status")
+    for frames in range(1, 5):
+        page.click("#replay-step")
+        expect(status).to_have_text(f"replay · live · {frames} frames · 0 rules broken")
+    page.click("#replay-step")
+    expect(status).to_have_text("replay · live · 5 frames · 1 rules broken")
+    expect(page.locator("#violations li")).to_have_text("[seq-contiguous] at #6: seq 6, expected 5")
+    page.click("#tab-raw")
+    expect(page.locator("#raw [data-violation]")).to_contain_text("#6")
 
 
 def test_an_agent_that_prints_markup_shows_it_as_text_and_runs_none_of_it(page: Page) -> None:

@@ -75,6 +75,10 @@ class VirtualList {
     requestAnimationFrame(() => { this.pending = false; this.draw(); });
   }
   draw() {
+    // A field being typed into keeps its focus and caret across redraws (an open
+    // question's countdown redraws its row every 500 ms).
+    const active = this.rows.contains(document.activeElement) ? document.activeElement : null;
+    const focusKey = active && active.dataset.focusKey;
     const first = Math.max(0, Math.floor(this.container.scrollTop / ROW) - 2);
     const last = Math.min(this.count, first + Math.ceil(this.container.clientHeight / ROW) + 5);
     this.rows.replaceChildren();
@@ -90,6 +94,13 @@ class VirtualList {
         this.refresh();
       });
       this.rows.appendChild(row);
+    }
+    if (focusKey) {
+      const again = [...this.rows.querySelectorAll("[data-focus-key]")].find((node) => node.dataset.focusKey === focusKey);
+      if (again) {
+        again.focus();
+        again.setSelectionRange(active.selectionStart, active.selectionEnd);
+      }
     }
   }
 }
@@ -508,8 +519,13 @@ function renderQuestion(row, entry, live, badge, text) {
   } else {
     const input = el("input");
     input.placeholder = "answer";
+    input.dataset.focusKey = "answer:" + entry.id;
+    input.value = entry.draft || ""; // what was typed before this redraw
+    input.addEventListener("input", () => { entry.draft = input.value; });
     const button = el("button", "answer", "Answer");
-    button.addEventListener("click", () => answer({ op: "answer", interaction_id: entry.id, value: input.value }));
+    const send = () => answer({ op: "answer", interaction_id: entry.id, value: input.value });
+    button.addEventListener("click", send);
+    input.addEventListener("keydown", (event) => { if (event.key === "Enter") send(); });
     row.append(input, button);
   }
   const expire = el("button", "answer", "Time out now");
