@@ -130,11 +130,13 @@ def test_an_input_question_is_answered_inline_with_the_text_typed(page: Page) ->
     prompt(page, "DIALOG input")
     asked = page.locator("#timeline [data-kind=question]")
     expect(asked).to_contain_text("A input?")
-    asked.locator("input").click()
+    field = asked.locator("input")
+    field.click()
     page.keyboard.type("Ad")
-    # The user types slowly: the countdown ticks (its row is drawn again) meanwhile.
-    countdown = asked.locator(".countdown")
-    expect(countdown).not_to_have_text(countdown.text_content() or "")
+    # The window is resized while the user types: the rows are drawn again.
+    before = field.element_handle()
+    page.set_viewport_size({"width": 1200, "height": 700})
+    page.wait_for_function("field => !field.isConnected", arg=before)
     page.keyboard.type("a")
     asked.locator("button.answer", has_text="Answer").click()
     expect(asked).to_contain_text("allowedby master")
@@ -170,6 +172,19 @@ def test_time_out_now_resolves_the_question_timed_out_by_the_master(page: Page) 
     )
     turn_ended(page, "end_turn")
     expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file error")
+
+
+def test_a_click_on_allow_held_while_the_countdown_ticks_still_answers(page: Page) -> None:
+    start_demo(page)
+    prompt(page, WRITE)
+    question(page)
+    asked = page.locator("#timeline [data-kind=question]")
+    asked.locator("button[data-answer=allow]").hover()
+    page.mouse.down()
+    countdown = asked.locator(".countdown")
+    expect(countdown).not_to_have_text(countdown.text_content() or "")
+    page.mouse.up()
+    expect(asked).to_contain_text("allowedby master")
 
 
 def test_abort_ends_the_running_turn_cancelled(page: Page) -> None:

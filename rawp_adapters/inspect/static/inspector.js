@@ -75,8 +75,8 @@ class VirtualList {
     requestAnimationFrame(() => { this.pending = false; this.draw(); });
   }
   draw() {
-    // A field being typed into keeps its focus and caret across redraws (an open
-    // question's countdown redraws its row every 500 ms).
+    // A field being typed into keeps its focus and caret across redraws (frames
+    // arriving, a scroll, a resize).
     const active = this.rows.contains(document.activeElement) ? document.activeElement : null;
     const focusKey = active && active.dataset.focusKey;
     const first = Math.max(0, Math.floor(this.container.scrollTop / ROW) - 2);
@@ -488,6 +488,15 @@ function renderEntry(i) {
   return row;
 }
 
+function countdownText(deadline) {
+  return `${Math.ceil(Math.max(0, deadline - Date.now()) / 1000)} s left `;
+}
+
+function tickCountdowns() {
+  // In place: a row drawn again under a pressed button would lose the click.
+  for (const node of $("timeline").querySelectorAll(".countdown")) node.textContent = countdownText(Number(node.dataset.deadline));
+}
+
 function renderQuestion(row, entry, live, badge, text) {
   // Outcome or buttons first: a long title must not push them out of the row.
   badge(entry.qtype === "PERMISSION" ? "permission" : (entry.qtype || "question").toLowerCase(), "wait");
@@ -500,8 +509,8 @@ function renderQuestion(row, entry, live, badge, text) {
     return;
   }
   if (!live) { text(`unanswered · ${title}`); return; }
-  const left = Math.max(0, entry.deadline - Date.now());
-  row.appendChild(el("span", "countdown", `${Math.ceil(left / 1000)} s left `));
+  const countdown = row.appendChild(el("span", "countdown", countdownText(entry.deadline)));
+  countdown.dataset.deadline = String(entry.deadline);
   const answer = (body) => sendControl(body);
   if (entry.qtype === "PERMISSION" || entry.qtype === "CONFIRM") {
     for (const [label, op] of [["Allow", "allow"], ["Deny", "deny"]]) {
@@ -730,7 +739,7 @@ function wire() {
     button.addEventListener("click", () => play({ action: "play", speed }));
   }
   // Countdowns of open questions tick while a live session runs.
-  setInterval(() => { if (state.feed && state.feed.state === "live" && state.timeline.questions.size) timeList.refresh(); }, 500);
+  setInterval(() => { if (state.feed && state.feed.state === "live" && state.timeline.questions.size) tickCountdowns(); }, 500);
   setView("timeline");
 }
 
