@@ -1,10 +1,11 @@
 """The ACP adapter against the ACP agents that ship on PyPI, each in a venv of its own
 (``scripts/install-acp-python``), offline against the scripted chat completions server:
-Mistral Vibe (``vibe-acp``), on trio only. Every frame stream is checked against the DPS
-invariants (``drive``)."""
+Mistral Vibe (``vibe-acp``) and fast-agent (``fast-agent acp``), on trio only. Every
+frame stream is checked against the DPS invariants (``drive``)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from rawp_adapters.frames import (
 )
 from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
 from tests.acp.python_agents import (
+    FAST_AGENT_MCP,
+    FAST_AGENT_MODEL,
     SECOND_VIBE_MODEL,
     PythonAcpAgent,
     program_path,
@@ -33,6 +36,7 @@ from tests.acp.readme_check import assert_readme_check_passes
 from tests.acp.test_real_acp_agents import assert_thinking_first, marked
 from tests.support.aborts import abort_streaming_then_pending, assert_aborted
 from tests.support.llm_openai import DEFAULT_TEXT, ScriptedOpenAI
+from tests.support.mcp_server import TOOL, http_server, stamped
 
 pytestmark = pytest.mark.acp
 
@@ -185,3 +189,101 @@ def test_the_readmes_acp_check_of_vibe_passes_against_the_scripted_model(
 ) -> None:
     """The README's line as printed, ``vibe-acp`` on the PATH, in a home of its own."""
     assert_readme_check_passes("vibe-acp", program_path("vibe").parent, tmp_path)
+
+
+def stamp(text: str) -> str:
+    """The prompt that makes the scripted model call the MCP tool of fast-agent's session."""
+    return f"CALL_TOOL {FAST_AGENT_MCP}__{TOOL} " + json.dumps({"text": text})
+
+
+def sent_to_model(llm: ScriptedOpenAI) -> str:
+    return json.dumps(llm.requests)
+
+
+@pytest.fixture
+def kit_mcp() -> Iterator[list[dict[str, str]]]:
+    """fast-agent's MCP server, as the ``mcp_servers`` setting: fast-agent asks before the
+    tools of MCP servers only. Over HTTP, started once: fast-agent gives a session's stdio
+    server 10 s to start, which a loaded machine can take."""
+    with http_server() as url:
+        yield [{"name": FAST_AGENT_MCP, "url": url}]
+
+
+@installed("fast-agent")
+@pytest.mark.anyio
+async def test_fast_agent_thinks_asks_before_its_mcp_tool_aborts_resumes_and_leaves_nothing(
+    llm: ScriptedOpenAI, kit_mcp: list[dict[str, str]], tmp_path: Path
+) -> None:
+    """One start of the agent for most of its row (each costs seconds), its tool the
+    session's MCP ``stamp``."""
+    adapter, workspace = make_adapter(
+        "fast-agent", llm, tmp_path, interaction_timeout_ms=2000, mcp_servers=kit_mcp
+    )
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        text = await d.prompt("THINK_FIRST Say hello.")
+        allowed = await d.prompt(stamp("allowed"))
+        d.policy = deny_all
+        denied = await d.prompt(stamp("denied"))
+        d.policy = never_answer
+        timed_out = await d.prompt(stamp("late"))
+        streaming, pending = await abort_streaming_then_pending(d, stamp("never"))
+        d.policy = allow_all
+        after = await d.prompt("Say hello.")
+        closed = await d.end()
+
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    agent = caps.payload.agent
+    assert agent is not None
+    assert (agent.name, agent.version) == ("fast-agent", "0.10.48")
+    assert caps.payload.features.permission_requests
+    assert caps.payload.features.mcp_servers == [FAST_AGENT_MCP]
+    assert text.stop_reason == "end_turn"
+    assert DEFAULT_TEXT in text.text
+    assert_thinking_first(text)
+    # no token counts: only a status line of text in its messages' _meta
+    assert text.of_type("session.usage")[0].payload.input_tokens is None
+    assert stamped("allowed") in allowed.text
+    outcomes = []
+    for turn in (allowed, denied, timed_out):
+        (request,) = turn.of_type(InteractionRequestFrame)
+        assert request.payload.context is not None
+        # it names no tool: the call's ACP kind, and "<server>/<tool>" as its title
+        assert request.payload.context.tool_name == "other"
+        assert request.payload.title == f"{FAST_AGENT_MCP}/{TOOL}"
+        calls = {c.payload.invocation_id for c in turn.of_type(ToolInvokeRequestFrame)}
+        assert request.payload.context.tool_call_id in calls
+        (resolved,) = turn.of_type(InteractionResolvedFrame)
+        outcomes.append(resolved.payload.outcome)
+        assert turn.stop_reason == "end_turn"
+    assert outcomes == ["allowed", "denied", "timed_out"]
+    assert_aborted(streaming, pending, workspace)
+    assert DEFAULT_TEXT in after.text
+    for never_ran in ("denied", "late", "never"):
+        assert stamped(never_ran) not in sent_to_model(llm)
+    assert closed.payload.reason == "explicit"
+    assert marked(d.session.session_id) == []
+
+    acp_session = adapter.acp_session_id
+    again, workspace = make_adapter(
+        "fast-agent", llm, tmp_path, resume_session_id=acp_session, mcp_servers=kit_mcp
+    )
+    async with drive(again, workspace=workspace, timeout=TIMEOUT) as d:
+        resumed = await d.prompt("Say hello again.")
+    history = json.dumps(llm.requests[-1]["messages"])
+    assert again.acp_session_id == acp_session
+    assert resumed.stop_reason == "end_turn"
+    assert stamped("allowed") in history
+    assert llm.requests[-1]["model"] == FAST_AGENT_MODEL
+    assert llm.violations == []
+
+
+@installed("fast-agent")
+def test_the_readmes_acp_check_of_fast_agent_passes_against_the_scripted_model(
+    tmp_path: Path,
+) -> None:
+    """The README's line as printed, ``fast-agent`` on the PATH, in a home of its own; the
+    MCP server it names is this test's."""
+    with http_server() as url:
+        assert_readme_check_passes(
+            "fast-agent", program_path("fast-agent").parent, tmp_path, mcp_url=url
+        )

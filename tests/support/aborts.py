@@ -12,11 +12,13 @@ from rawp_adapters.testing import SessionDriver, TurnRecord
 NEVER_WRITTEN = "never.txt"
 
 
-async def abort_streaming_then_pending(d: SessionDriver[Any]) -> tuple[TurnRecord, TurnRecord]:
-    """A turn aborted at its first text delta, then one aborted while its permission
-    waits (the driver's policy must not answer it): their records."""
+async def abort_streaming_then_pending(
+    d: SessionDriver[Any], tool_prompt: str = f"RUN_BASH touch {NEVER_WRITTEN}"
+) -> tuple[TurnRecord, TurnRecord]:
+    """A turn aborted at its first text delta, then one aborted while the permission of
+    ``tool_prompt``'s call waits (the driver's policy must not answer it): their records."""
     streaming = await _abort_at(d, "SLOW_STREAM 400 50", TextDeltaFrame)
-    pending = await _abort_at(d, f"RUN_BASH touch {NEVER_WRITTEN}", InteractionRequestFrame)
+    pending = await _abort_at(d, tool_prompt, InteractionRequestFrame)
     return streaming, pending
 
 

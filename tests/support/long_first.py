@@ -16,6 +16,7 @@ LONG_S: tuple[tuple[float, str, str, str], ...] = (
     (350, "acp/test_acp_conformance.py", "test_the_readmes_acp_check", "opencode"),
     (150, "acp/test_python_agents.py", "test_the_readmes_acp_check_of_vibe", ""),
     (115, "acp/test_acp_conformance.py", "test_the_readmes_acp_check", "copilot"),
+    (95, "acp/test_python_agents.py", "test_the_readmes_acp_check_of_fast_agent", ""),
     (90, "acp/test_real_acp_agents.py", "test_a_second_session_resumes", "trio-opencode"),
     (80, "process/test_real_agents.py", "test_the_adapter_with_a_real_agent_passes", ""),
     (80, "conformance/test_check_cli.py", "test_the_readmes_check_of_a_real_agent", ""),
@@ -25,6 +26,7 @@ LONG_S: tuple[tuple[float, str, str, str], ...] = (
     (45, "acp/test_live_control.py", "test_plans_models_and_the_refused", "opencode"),
     (45, "acp/test_real_acp_agents.py", "test_abort_while_streaming", "trio-opencode"),
     (40, "copilot/test_conformance.py", "test_the_readmes_check_of_the_copilot_core", ""),
+    (30, "acp/test_python_agents.py", "test_fast_agent_thinks_asks", ""),
 )
 """Seconds a test took in a whole run on 2 loaded cores (only their order matters), by
 its file under ``tests/``, the start of its name and a part of its parameters' id."""

@@ -17,6 +17,8 @@ BOUND_S = 600
 PRINTED_URL = "http://127.0.0.1:8000/v1"
 """The model server's base URL the README's command lines name (a test's scripted
 server replaces it)."""
+PRINTED_MCP_URL = "http://127.0.0.1:8001/mcp"
+"""The MCP server's URL the README's command lines name (a test's server replaces it)."""
 
 
 def _commands() -> list[list[str]]:
