@@ -51,7 +51,7 @@ def python_acp_settings(
     env = offline_env(home)
     command = [str(program_path(name))]
     if name == "fast-agent":
-        command += ["acp", "--model", f"generic.{FAST_AGENT_MODEL}"]
+        command = fast_agent_command()
         env.update(fast_agent_env(base_url, home))
     else:
         env.update(vibe_env(base_url))
@@ -95,6 +95,13 @@ def vibe_env(base_url: str) -> dict[str, str]:
         "VIBE_SESSION_LOGGING": json.dumps({"generate_titles": False}),
         "SCRIPTED_LLM_KEY": "test-key",
     }
+
+
+def fast_agent_command(*flags: str) -> list[str]:
+    """``fast-agent acp`` on the scripted model, with ``flags`` (``--shell``: its own
+    shell and file tools, which it runs without asking)."""
+    model = f"generic.{FAST_AGENT_MODEL}"
+    return [str(program_path("fast-agent")), "acp", "--model", model, *flags]
 
 
 def fast_agent_env(base_url: str, home: Path) -> dict[str, str]:

@@ -28,6 +28,7 @@ from tests.acp.python_agents import (
     FAST_AGENT_MODEL,
     SECOND_VIBE_MODEL,
     PythonAcpAgent,
+    fast_agent_command,
     program_path,
     python_acp_available,
     python_acp_settings,
@@ -211,11 +212,12 @@ def kit_mcp() -> Iterator[list[dict[str, str]]]:
 
 @installed("fast-agent")
 @pytest.mark.anyio
-async def test_fast_agent_thinks_asks_before_its_mcp_tool_aborts_resumes_and_leaves_nothing(
+async def test_fast_agent_asks_before_mcp_tools_not_its_shell_thinks_aborts_resumes_leaves_nothing(
     llm: ScriptedOpenAI, kit_mcp: list[dict[str, str]], tmp_path: Path
 ) -> None:
     """One start of the agent for most of its row (each costs seconds), its tool the
-    session's MCP ``stamp``."""
+    session's MCP ``stamp``; the second start resumes the first session, with its own
+    shell (``--shell``), which it runs without asking."""
     adapter, workspace = make_adapter(
         "fast-agent", llm, tmp_path, interaction_timeout_ms=2000, mcp_servers=kit_mcp
     )
@@ -265,15 +267,24 @@ async def test_fast_agent_thinks_asks_before_its_mcp_tool_aborts_resumes_and_lea
 
     acp_session = adapter.acp_session_id
     again, workspace = make_adapter(
-        "fast-agent", llm, tmp_path, resume_session_id=acp_session, mcp_servers=kit_mcp
+        "fast-agent",
+        llm,
+        tmp_path,
+        resume_session_id=acp_session,
+        mcp_servers=kit_mcp,
+        command=fast_agent_command("--shell"),
     )
-    async with drive(again, workspace=workspace, timeout=TIMEOUT) as d:
+    async with drive(again, workspace=workspace, policy=deny_all, timeout=TIMEOUT) as d:
         resumed = await d.prompt("Say hello again.")
-    history = json.dumps(llm.requests[-1]["messages"])
+        history = json.dumps(llm.requests[-1]["messages"])
+        unasked = await d.prompt("RUN_BASH touch unasked.txt")
     assert again.acp_session_id == acp_session
     assert resumed.stop_reason == "end_turn"
     assert stamped("allowed") in history
     assert llm.requests[-1]["model"] == FAST_AGENT_MODEL
+    assert unasked.of_type(InteractionRequestFrame) == []
+    assert (workspace / "unasked.txt").exists()
+    assert marked(d.session.session_id) == []
     assert llm.violations == []
 
 

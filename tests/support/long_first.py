@@ -26,7 +26,7 @@ LONG_S: tuple[tuple[float, str, str, str], ...] = (
     (45, "acp/test_live_control.py", "test_plans_models_and_the_refused", "opencode"),
     (45, "acp/test_real_acp_agents.py", "test_abort_while_streaming", "trio-opencode"),
     (40, "copilot/test_conformance.py", "test_the_readmes_check_of_the_copilot_core", ""),
-    (30, "acp/test_python_agents.py", "test_fast_agent_thinks_asks", ""),
+    (30, "acp/test_python_agents.py", "test_fast_agent_asks_before_mcp_tools", ""),
 )
 """Seconds a test took in a whole run on 2 loaded cores (only their order matters), by
 its file under ``tests/``, the start of its name and a part of its parameters' id."""
