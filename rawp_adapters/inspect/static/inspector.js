@@ -55,6 +55,13 @@ class VirtualList {
     this.rows = el("div");
     container.appendChild(this.rows);
     this.pending = false;
+    // While a button in a row is pressed its row is not drawn again (frames keep
+    // arriving): a button replaced under the pointer never gets the click.
+    this.held = false;
+    container.addEventListener("pointerdown", (event) => { if (event.target.closest("button")) this.held = true; });
+    const release = () => { if (this.held) { this.held = false; this.refresh(); } };
+    window.addEventListener("pointerup", release);
+    window.addEventListener("pointercancel", release);
     container.addEventListener("scroll", () => this.refresh());
     window.addEventListener("resize", () => this.refresh());
   }
@@ -72,7 +79,7 @@ class VirtualList {
   refresh() {
     if (this.pending) return;
     this.pending = true;
-    requestAnimationFrame(() => { this.pending = false; this.draw(); });
+    requestAnimationFrame(() => { this.pending = false; if (!this.held) this.draw(); });
   }
   draw() {
     // A field being typed into keeps its focus and caret across redraws (frames
@@ -493,7 +500,7 @@ function countdownText(deadline) {
 }
 
 function tickCountdowns() {
-  // In place: a row drawn again under a pressed button would lose the click.
+  // In place: drawing the rows again twice a second would break an answer being typed.
   for (const node of $("timeline").querySelectorAll(".countdown")) node.textContent = countdownText(Number(node.dataset.deadline));
 }
 
