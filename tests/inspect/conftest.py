@@ -125,6 +125,9 @@ class Frames:
             elif line.startswith(b"data: "):
                 yield json.loads(line.removeprefix(b"data: "))
 
+    def next(self) -> dict[str, Any]:
+        return next(self._frames())
+
     def until(self, frame_type: str) -> dict[str, Any]:
         for frame in self._frames():
             if frame["type"] == frame_type:

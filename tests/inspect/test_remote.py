@@ -34,7 +34,7 @@ def control(server: Server, feed_id: str, **request: object) -> None:
     assert status == 200, answer
 
 
-def test_a_remote_session_attached_from_seq_0_is_driven_from_the_inspector_and_checked(
+def test_a_remote_session_is_driven_from_the_inspector_and_shown_from_the_seq_it_is_joined_at(
     tmp_path: Path,
 ) -> None:
     prefix = f"i{uuid.uuid4().hex[:10]}"
@@ -53,12 +53,23 @@ def test_a_remote_session_attached_from_seq_0_is_driven_from_the_inspector_and_c
         control(server, feed_id, op="prompt", text="Write a note to notes.txt")
         question = frames.until("agent.interaction.request")
         control(server, feed_id, op="allow", interaction_id=question["payload"]["interaction_id"])
-        assert frames.until("session.turn.end")["payload"]["stop_reason"] == "end_turn"
+        turn_end = frames.until("session.turn.end")
+        assert turn_end["payload"]["stop_reason"] == "end_turn"
+        # A second view of the same session, joined after its seq 5: shown, not judged.
+        late = {**body, "from_seq": 5}
+        status, _, joined = fetch(server, "/api/remote", token=server.token, body=late)
+        assert status == 200, joined
+        assert json.loads(joined)["checked"] is False
+        later = Frames(server, json.loads(joined)["feed_id"])
+        assert later.next()["seq"] == 6
+        assert later.until("session.turn.end") == turn_end
         control(server, feed_id, op="end")
         frames.until("session.closed")
+        later.until("session.closed")
         frames.connection.close()
+        later.connection.close()
         status, _, listed = fetch(server, "/api/feeds", token=server.token)
-        (feed,) = json.loads(listed)
-        assert feed["kind"] == "remote"
-        assert feed["violations"] == 0
+        whole, from_5 = json.loads(listed)
+        assert (whole["kind"], whole["checked"], whole["violations"]) == ("remote", True, 0)
+        assert (from_5["kind"], from_5["checked"], from_5["violations"]) == ("remote", False, 0)
         assert (tmp_path / session_id / "notes.txt").read_text().startswith("You asked:")
