@@ -20,9 +20,10 @@ from rawp_adapters.frames import (
     ModelListFrame,
     SessionCapabilitiesFrame,
     SessionErrorFrame,
+    ToolCatalogUpdatedFrame,
     ToolInvokeRequestFrame,
 )
-from rawp_adapters.testing import allow_all, deny_all, drive, never_answer
+from rawp_adapters.testing import KIT_HOST_TOOL, allow_all, deny_all, drive, never_answer
 from tests.acp.python_agents import (
     FAST_AGENT_MCP,
     FAST_AGENT_MODEL,
@@ -285,6 +286,34 @@ async def test_fast_agent_asks_before_mcp_tools_not_its_shell_thinks_aborts_resu
     assert unasked.of_type(InteractionRequestFrame) == []
     assert (workspace / "unasked.txt").exists()
     assert marked(d.session.session_id) == []
+    assert llm.violations == []
+
+
+@installed("fast-agent")
+@pytest.mark.anyio
+async def test_fast_agents_call_of_a_host_tool_goes_to_the_master_once_and_unasked(
+    llm: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    """The Master's host tools as the session's ``rawp`` MCP server: fast-agent asks before
+    their call too (titled ``rawp/kit_echo``), which is the adapter's to allow, and the
+    call is reported once, as the Master's."""
+    adapter, workspace = make_adapter("fast-agent", llm, tmp_path, host_tools=True)
+    async with drive(adapter, workspace=workspace, policy=deny_all, timeout=TIMEOUT) as d:
+        await d.send(d.control.publish_tools([KIT_HOST_TOOL]))
+        published = await d.wait_for(ToolCatalogUpdatedFrame)
+        start = await d.start_prompt('CALL_TOOL rawp__kit_echo {"message": "hi"}')
+        call = await d.wait_for(ToolInvokeRequestFrame)
+        await d.send(d.control.tool_result(call.payload.invocation_id, "kit says hello"))
+        turn = await d.wait_turn(start.payload.turn_id)
+    (caps,) = d.of_type(SessionCapabilitiesFrame)
+    assert caps.payload.features.host_tools
+    assert published.payload.tools == ["kit_echo"]
+    assert (call.payload.executor, call.payload.tool_name) == ("master", "kit_echo")
+    assert call.payload.input == {"message": "hi"}
+    assert turn.of_type(ToolInvokeRequestFrame) == [call]
+    assert turn.of_type(InteractionRequestFrame) == []
+    assert turn.stop_reason == "end_turn"
+    assert "kit says hello" in turn.text
     assert llm.violations == []
 
 

@@ -65,13 +65,13 @@ def own_tool_name(call: ToolCall) -> str | None:
 SERVER_NAME = "rawp"
 """The name of the session's MCP server of the Master's host tools."""
 _RELAYED_NAME = re.compile(
-    rf"(?:mcp__{SERVER_NAME}__|mcp_{SERVER_NAME}_|mcp\.{SERVER_NAME}\.|{SERVER_NAME}[_-])\S+"
+    rf"(?:mcp__{SERVER_NAME}__|mcp_{SERVER_NAME}_|mcp\.{SERVER_NAME}\.|{SERVER_NAME}[_/-])\S+"
     rf"|\S+ \({SERVER_NAME} MCP Server\)"
 )
 """How agents name a tool of that server: claude-agent-acp and qwen-code
 ``mcp__rawp__<tool>``, gemini-cli ``mcp_rawp_<tool>`` (its title ``<tool> (rawp MCP
 Server)``), codex-acp ``mcp.rawp.<tool>``, opencode ``rawp_<tool>``, the Copilot CLI
-``rawp-<tool>``."""
+``rawp-<tool>``, fast-agent ``rawp/<tool>`` (its title)."""
 
 
 def relays_host_call(call: ToolCall) -> bool:
