@@ -9,7 +9,7 @@ import selectors
 import subprocess
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,12 +36,18 @@ class Server:
 
 
 @contextmanager
-def inspector(workspace: Path, *args: str) -> Iterator[Server]:
-    """``rawp-adapters inspect`` started in ``workspace``, stopped (SIGTERM, then
-    SIGKILL) on exit."""
+def inspector(
+    workspace: Path, *args: str, env: Mapping[str, str] | None = None
+) -> Iterator[Server]:
+    """``rawp-adapters inspect`` started in ``workspace`` (in ``env``, if given), stopped
+    (SIGTERM, then SIGKILL) on exit."""
     with (workspace / "inspector.stderr").open("wb") as stderr:
         process = subprocess.Popen(
-            [*CLI, "inspect", *args], cwd=workspace, stdout=subprocess.PIPE, stderr=stderr
+            [*CLI, "inspect", *args],
+            cwd=workspace,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=env,
         )
         try:
             assert process.stdout is not None
