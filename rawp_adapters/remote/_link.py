@@ -25,7 +25,7 @@ import anyio.to_thread
 import nats
 import sniffio
 from nats.aio.client import Client
-from nats.errors import ConnectionClosedError
+from nats.errors import BadSubjectError, ConnectionClosedError, MaxPayloadError
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.errors import APIError, ServiceUnavailableError
@@ -37,6 +37,10 @@ STORE_WITHIN: Final = 30.0
 """Seconds a message is published again until a server stores it (a cluster that lost
 a server elects new stream leaders within seconds)."""
 RETRY_WAIT: Final = 0.25
+STORE_FAILED: Final = 10077
+"""JetStream's error code for a message its stream refuses to store (a limit such as
+``maximum messages per subject exceeded``): answered 503 like a cluster that is not
+available yet, but no later try can change it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,11 +186,11 @@ async def publish_stored(
         try:
             await js.publish(subject, data, headers=headers)
             return
-        except ServiceUnavailableError:
-            if loop.time() > deadline:
+        except ServiceUnavailableError as exc:
+            if exc.err_code == STORE_FAILED or loop.time() > deadline:
                 raise
-        except (APIError, ConnectionClosedError):
-            raise
+        except (APIError, ConnectionClosedError, MaxPayloadError, BadSubjectError):
+            raise  # refused, or can never be sent: trying again cannot store it
         except NatsError:
             if loop.time() > deadline:
                 raise

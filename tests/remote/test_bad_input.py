@@ -15,6 +15,7 @@ from nats.js.errors import APIError
 
 from rawp_adapters.frames import SessionCapabilitiesFrame, SessionErrorFrame, TurnStartFrame
 from rawp_adapters.remote import WORKER_LOST, Names, RemoteSessions
+from rawp_adapters.remote._link import STORE_WITHIN
 from rawp_adapters.remote._store import CONTROL_BACKLOG, ensure_streams
 from rawp_adapters.testing import check_frames
 from tests.remote.cluster import NatsServer, running_worker
@@ -104,7 +105,11 @@ async def test_a_master_that_sends_faster_than_the_worker_reads_is_refused_past_
         session = await remote.open(PACE, workspace=str(tmp_path))  # no worker yet
         for line in (b"not json 1", b"not json 2", b"not json 3"):
             await session.send_line(line)
-        with pytest.raises(APIError, match="maximum messages per subject exceeded"):
+        # At once, not after the retries a cluster electing a leader gets (STORE_WITHIN).
+        with (
+            pytest.raises(APIError, match="maximum messages per subject exceeded"),
+            anyio.fail_after(STORE_WITHIN / 3),
+        ):
             await session.send_line(b"not json 4")
         async with running_worker(nats.url, prefix, "--allow-import-path"), driving(session) as d:
             for _ in range(3):
@@ -124,7 +129,8 @@ async def test_a_control_frame_over_the_servers_max_payload_is_refused_and_the_s
     ):
         session = await remote.open(PACE, workspace=str(tmp_path))
         async with driving(session) as d:
-            with pytest.raises(MaxPayloadError):
+            # At once, not after the retries a lost server gets (STORE_WITHIN).
+            with pytest.raises(MaxPayloadError), anyio.fail_after(STORE_WITHIN / 3):
                 await session.send(session.control.prompt("x" * (2 << 20)))
             answer = await d.prompt("BURST 3")
             await d.end()
