@@ -735,7 +735,7 @@ function wire() {
     state.openedAt = performance.now();
     $("open-timing").textContent = "opening…";
     delete $("open-timing").dataset.ms;
-    const summary = await api(`/api/recordings?name=${encodeURIComponent(file.name)}`, await file.text(), true);
+    const summary = await api(`/api/recordings?name=${encodeURIComponent(file.name)}`, file, true);
     openFeed(summary);
     $("open-file").value = "";
   });
