@@ -8,6 +8,7 @@ import os
 import sys
 
 EXIT_USAGE = 2
+_CARRIERS = ("TRACEPARENT", "TRACESTATE")
 
 
 def add_argument(parser: argparse.ArgumentParser) -> None:
@@ -39,4 +40,21 @@ def start_exporting(args: argparse.Namespace) -> int | None:
     except TelemetryUnavailable as exc:
         sys.stderr.write(f"rawp-adapters: {exc}\n")
         return EXIT_USAGE
+    if args.command == "run" or (args.command == "serve" and args.listen is None):
+        _join_starters_trace()
     return None
+
+
+def _join_starters_trace() -> None:
+    """A command that runs one session joins the trace of whoever started it, given in
+    its ``TRACEPARENT`` (and ``TRACESTATE``) as for any process: the whole session,
+    the agent's start too, is then under it. Made current before the event loop runs,
+    whose tasks start from a copy of it."""
+    from opentelemetry import context
+
+    from rawp_adapters._telemetry import context_from
+
+    carried = {name.lower(): os.environ[name] for name in _CARRIERS if name in os.environ}
+    parent = context_from(carried)
+    if parent is not None:
+        context.attach(parent)

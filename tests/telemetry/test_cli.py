@@ -20,6 +20,8 @@ from tests.telemetry.collector import Collector
 pytestmark = pytest.mark.anyio
 
 TRACE_ID, PARENT_ID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+STARTER_TRACE, STARTER_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+"""The context of whoever started the command, given in its ``TRACEPARENT``."""
 LIST_MODULES_AFTER = (
     "import sys\n"
     "from rawp_adapters.cli import main\n"
@@ -75,6 +77,18 @@ async def test_serve_with_otel_sends_the_turns_span_to_the_collector_under_the_m
     assert collector.posts.get("/v1/metrics"), "the metrics are exported too"
 
 
+async def test_a_bridge_started_with_a_traceparent_opens_its_session_under_it(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    with Collector().running() as collector:
+        env = environment(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url)
+        env["TRACEPARENT"] = f"00-{STARTER_TRACE}-{STARTER_SPAN}-01"
+        await serve_one_turn(tmp_path, env, "--otel", "--backend", anyio_backend)
+    spans = collector.span_names()
+    assert spans["create_agent fake"] == (STARTER_TRACE, STARTER_SPAN), "the agent's start"
+    assert spans["invoke_agent fake"] == (TRACE_ID, PARENT_ID), "the prompt's own wins"
+
+
 async def test_a_bridge_without_otel_settings_imports_nothing_of_opentelemetry(
     tmp_path: Path,
 ) -> None:
@@ -115,6 +129,7 @@ def test_otel_without_the_sdk_installed_names_the_extra_to_install(tmp_path: Pat
 
 def test_run_with_a_console_exporter_prints_the_turns_span_to_stderr(tmp_path: Path) -> None:
     env = environment(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
+    env["TRACEPARENT"] = f"00-{STARTER_TRACE}-{STARTER_SPAN}-01"
     command = [sys.executable, "-m", "rawp_adapters.cli", "run", "--yes", "--adapter", "sdk"]
     command += ["--setting", "core=demo", "--workspace", str(tmp_path), "Write notes.txt"]
     result = subprocess.run(
@@ -122,4 +137,6 @@ def test_run_with_a_console_exporter_prints_the_turns_span_to_stderr(tmp_path: P
     )
     assert result.returncode == 0, result.stderr.decode()
     assert b'"name": "invoke_agent rawp-demo"' in result.stderr
+    assert f'"trace_id": "0x{STARTER_TRACE}"'.encode() in result.stderr, "under its starter"
+    assert f'"parent_id": "0x{STARTER_SPAN}"'.encode() in result.stderr
     assert b"invoke_agent" not in result.stdout, "the spans never go to stdout"
