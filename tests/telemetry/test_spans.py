@@ -93,6 +93,12 @@ async def test_a_turn_is_an_invoke_agent_span_under_the_masters_with_usage_and_f
     assert turn.parent.span_id == master.context.span_id, "a child of the Master's span"
     assert [link.context for link in turn.links] == [start.context], "linked to the start"
     assert turn.kind == SpanKind.INTERNAL, "an in-process agent"
+    scope = turn.instrumentation_scope
+    assert scope is not None
+    assert (scope.name, scope.schema_url) == (
+        "rawp_adapters",
+        "https://opentelemetry.io/schemas/1.44.0",  # the version specs/telemetry.md names
+    )
     assert dict(turn.attributes or {}) | {"rawp.turn.id": "-", "rawp.prompt.id": "-"} == {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": "scripted",
