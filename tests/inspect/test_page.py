@@ -334,6 +334,26 @@ def test_an_agent_that_prints_markup_shows_it_as_text_and_runs_none_of_it(page: 
     assert page.locator("#views script, #views img").count() == 0
 
 
+def test_a_recording_with_markup_in_its_name_and_lines_shows_it_as_text_everywhere(
+    page: Page, tmp_path: Path, demo_lines: list[str]
+) -> None:
+    markup = '<img src="x" onerror="window.pwned = 3">'
+    recording = tmp_path / f"{markup}.jsonl"
+    junk_type = json.dumps({**json.loads(demo_lines[1]), "type": markup})
+    recording.write_text("\n".join([demo_lines[0], markup, junk_type, *demo_lines[1:]]) + "\n")
+    page.set_input_files("#open-file", recording)
+    expect(page.locator("#feed-status")).to_contain_text("recording · ended")
+    expect(page.locator("#feed-select option:checked")).to_contain_text(markup)
+    expect(page.locator("#violations li").first).to_contain_text("[valid-frames]")
+    page.click("#tab-raw")
+    page.click("#follow")
+    page.locator("#raw").evaluate("raw => raw.scrollTo(0, 0)")
+    expect(page.locator("#raw .row-item").nth(1)).to_contain_text(markup)
+    expect(page.locator("#raw .row-item").nth(2)).to_contain_text(markup)
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("body img, body script:not([src])").count() == 0
+
+
 def test_a_host_call_shows_its_duration_and_its_delegated_output_nested_under_it(
     page: Page, tmp_path: Path, demo_lines: list[str]
 ) -> None:
