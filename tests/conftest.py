@@ -8,6 +8,8 @@ import pytest
 
 from tests.support.long_first import long_first
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture(params=["asyncio", "trio"], scope="session")
 def anyio_backend(request: pytest.FixtureRequest) -> str:

@@ -3,8 +3,9 @@ take seconds each to start and end.
 
 After the first, each rule runs in a worker process of its own at a time: the kit tells
 the processes a session left behind by this process's descendants, which a rule running
-beside it in the same process would blur. Results come in the order of the rules, each as soon as
-it and every rule before it are done.
+beside it in the same process would blur. Each worker is told what the first rule's
+sessions claimed, so a rule for a feature not claimed starts no agent. Results come in
+the order of the rules, each as soon as it and every rule before it are done.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Literal
 
 import anyio
 
+from rawp_adapters._frames import Features
 from rawp_adapters.testing._catalogue import select_rules
+from rawp_adapters.testing._probe import KnownClaims
 from rawp_adapters.testing._rule import Rule, RuleResult
 from rawp_adapters.testing._runner import run_rule
 from rawp_adapters.testing._subject import ConformanceSubject
@@ -38,17 +41,19 @@ def run_rules(
     if not rules:
         return
     subject = make_subject()
-    yield anyio.run(partial(run_rule, subject, rules[0]), backend=backend)
+    known = KnownClaims()
+    yield anyio.run(partial(run_rule, subject, rules[0], known), backend=backend)
     rules = rules[1:]
     if min(jobs, len(rules)) <= 1:
         for rule in rules:
-            yield anyio.run(partial(run_rule, subject, rule), backend=backend)
+            yield anyio.run(partial(run_rule, subject, rule, known), backend=backend)
         return
     spawn = multiprocessing.get_context("spawn")  # no copy of this process's threads
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(rules)), mp_context=spawn)
     try:
         running: list[Future[RuleResult]] = [
-            pool.submit(_run_in_worker, make_subject, rule.id, backend) for rule in rules
+            pool.submit(_run_in_worker, make_subject, rule.id, backend, known.features)
+            for rule in rules
         ]
         for result in running:
             yield result.result()
@@ -56,6 +61,9 @@ def run_rules(
         pool.shutdown(cancel_futures=True)
 
 
-def _run_in_worker(make_subject: SubjectFactory, rule_id: str, backend: Backend) -> RuleResult:
+def _run_in_worker(
+    make_subject: SubjectFactory, rule_id: str, backend: Backend, claimed: Features | None
+) -> RuleResult:
     (rule,) = select_rules([rule_id])
-    return anyio.run(partial(run_rule, make_subject(), rule), backend=backend)
+    known = KnownClaims(claimed)
+    return anyio.run(partial(run_rule, make_subject(), rule, known), backend=backend)

@@ -9,7 +9,8 @@ rule with :func:`run_rule`.
 
 Every session a rule opens is also checked against the invariants
 (:func:`check_frames`), against the features it claims (no frames of a feature it
-denies) and for processes left behind.
+denies) and for processes left behind. A rule for a feature that an earlier session of
+the run did not claim is skipped without starting the agent (:class:`KnownClaims`).
 """
 
 from __future__ import annotations
@@ -24,18 +25,21 @@ import anyio
 from rawp_adapters._errors import AgentFailure, SessionClosedError
 from rawp_adapters.testing._catalogue import select_rules
 from rawp_adapters.testing._outcomes import RuleAdvice, RuleFailed, RuleSkipped, with_frames
-from rawp_adapters.testing._probe import Probe
+from rawp_adapters.testing._probe import KnownClaims, Probe
 from rawp_adapters.testing._rule import ConformanceReport, Rule, RuleResult, Status
 from rawp_adapters.testing._subject import ConformanceSubject
 
 
-async def run_rule(subject: ConformanceSubject, rule: Rule) -> RuleResult:
-    """Run one rule in sessions of its own; never raises for the subject's faults."""
+async def run_rule(
+    subject: ConformanceSubject, rule: Rule, known: KnownClaims | None = None
+) -> RuleResult:
+    """Run one rule in sessions of its own; never raises for the subject's faults.
+    ``known`` carries what the subject's sessions claimed from rule to rule."""
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="rawp-conformance-") as scratch:
         workspace = Path(scratch) if subject.workspace is None else Path(subject.workspace)
         workspace = Path(await anyio.Path(workspace).resolve())
-        probe = Probe(subject, workspace)
+        probe = Probe(subject, workspace, known)
         try:
             note = await rule.check(probe)
             await probe.verify()
@@ -77,4 +81,5 @@ async def check_adapter(
 ) -> ConformanceReport:
     """Run every rule (or those named in ``rules``) against ``subject``, in order."""
     chosen = select_rules(rules)
-    return ConformanceReport([await run_rule(subject, rule) for rule in chosen])
+    known = KnownClaims()
+    return ConformanceReport([await run_rule(subject, rule, known) for rule in chosen])

@@ -35,8 +35,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from rawp_adapters.testing._probe import KnownClaims
     from rawp_adapters.testing._rule import Rule
     from rawp_adapters.testing._subject import ConformanceSubject
+
+_KNOWN_CLAIMS = pytest.StashKey[dict[tuple[str, str], "KnownClaims"]]()
+"""What each subject's sessions claimed, by test class and parameters other than the
+rule: a later rule for a feature not claimed is skipped without starting the agent."""
 
 
 class ConformanceAdvisory(UserWarning):
@@ -70,10 +75,21 @@ class ConformanceTests:
     """Every rule of the kit, one test each, against the ``rawp_subject`` fixture."""
 
     @pytest.mark.anyio
-    async def test_rule(self, rawp_subject: ConformanceSubject, rawp_rule: Rule) -> None:
+    async def test_rule(
+        self, rawp_subject: ConformanceSubject, rawp_rule: Rule, request: pytest.FixtureRequest
+    ) -> None:
+        from rawp_adapters.testing._probe import KnownClaims
         from rawp_adapters.testing._runner import run_rule
 
-        result = await run_rule(rawp_subject, rawp_rule)
+        known = request.config.stash.setdefault(_KNOWN_CLAIMS, {})
+        params = getattr(request.node, "callspec", None)
+        others = {} if params is None else params.params
+        subject = repr(sorted((k, repr(v)) for k, v in others.items() if k != "rawp_rule"))
+        result = await run_rule(
+            rawp_subject,
+            rawp_rule,
+            known.setdefault((request.node.parent.nodeid, subject), KnownClaims()),
+        )
         if result.status == "skipped":
             pytest.skip(f"{rawp_rule.id}: {result.detail}")
         if result.status == "failed":

@@ -22,7 +22,7 @@ from rawp_adapters._frames import (
 from rawp_adapters.host import allow_all, deny_all
 from rawp_adapters.testing._outcomes import RuleSkipped, fail
 from rawp_adapters.testing._probe import Probe
-from rawp_adapters.testing._rules.shared import NO_TOOL, claims, frame_index, needs, tool_refused
+from rawp_adapters.testing._rules.shared import NO_TOOL, frame_index, needs, tool_refused
 from rawp_adapters.testing._session_checks import claimed_features
 from rawp_adapters.testing._subject import KIT_HOST_TOOL
 
@@ -32,8 +32,7 @@ _MODEL_ANSWERS: Final = frozenset({"session.model.changed", "session.error"})
 
 
 async def compaction(p: Probe) -> str:
-    async with p.session() as d:
-        claims(claimed_features(d), "context_compaction")
+    async with p.session(claiming="context_compaction") as d:
         await d.prompt(p.prompts.answer)
         mark = len(d.frames)
         await d.send(d.control.compact())
@@ -71,8 +70,7 @@ def _compaction_answer(frame: Envelope) -> bool:
 
 
 async def plan_mode(p: Probe) -> str:
-    async with p.session() as d:
-        claims(claimed_features(d), "plan_mode")
+    async with p.session(claiming="plan_mode") as d:
         mark = len(d.frames)
         await d.send(d.control.switch_mode("plan"))
         await d.prompt(p.prompts.answer)
@@ -91,8 +89,7 @@ async def plan_mode(p: Probe) -> str:
 
 
 async def host_tool_call(p: Probe) -> str:
-    async with p.session() as d:
-        claims(claimed_features(d), "host_tools")
+    async with p.session(claiming="host_tools") as d:
         await d.send(d.control.publish_tools([KIT_HOST_TOOL]))
         updated = await d.wait_for(Envelope, where=lambda f: f.type in _CATALOG_ANSWERS)
         if not isinstance(updated, ToolCatalogUpdatedFrame) or updated.payload.tools != [
@@ -124,9 +121,8 @@ async def host_tool_call(p: Probe) -> str:
 
 
 async def model_change(p: Probe) -> str:
-    async with p.session() as d:
+    async with p.session(claiming="model_change") as d:
         features = claimed_features(d)
-        claims(features, "model_change")
         current = d.of_type(SessionCapabilitiesFrame)[0].payload.agent
         model = current.model if current is not None else None
         if model is None and features.model_list:
@@ -149,8 +145,7 @@ async def model_change(p: Probe) -> str:
 
 async def permission_request(p: Probe) -> str:
     tool = needs(p.prompts.tool, NO_TOOL)
-    async with p.session(policy=allow_all) as d:
-        claims(claimed_features(d), "permission_requests")
+    async with p.session(policy=allow_all, claiming="permission_requests") as d:
         allowed = await d.prompt(tool)
         d.policy = deny_all
         denied = await d.prompt(tool)
@@ -200,8 +195,7 @@ async def permission_request(p: Probe) -> str:
 
 async def tool_events(p: Probe) -> str:
     tool = needs(p.prompts.tool, NO_TOOL)
-    async with p.session(policy=allow_all) as d:
-        claims(claimed_features(d), "tool_events")
+    async with p.session(policy=allow_all, claiming="tool_events") as d:
         turn = await d.prompt(tool)
     calls = turn.of_type(ToolInvokeRequestFrame)
     if not calls:
@@ -224,8 +218,7 @@ async def tool_events(p: Probe) -> str:
 
 
 async def thinking(p: Probe) -> str:
-    async with p.session() as d:
-        claims(claimed_features(d), "thinking")
+    async with p.session(claiming="thinking") as d:
         turn = await d.prompt(p.prompts.answer)
     deltas: dict[int, str] = {}
     for frame in turn.frames:

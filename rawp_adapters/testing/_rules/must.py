@@ -18,7 +18,6 @@ from rawp_adapters.testing._rules.shared import (
     NO_BUSY,
     NO_TOOL,
     busy_turn,
-    claims,
     frame_index,
     needs,
     tool_refused,
@@ -124,8 +123,7 @@ async def abort_cancels(p: Probe) -> str:
 
 async def permission_deadline(p: Probe) -> str:
     tool = needs(p.prompts.tool, NO_TOOL)
-    async with p.session(policy=never_answer) as d:
-        claims(claimed_features(d), "permission_requests")
+    async with p.session(policy=never_answer, claiming="permission_requests") as d:
         start = await d.start_prompt(tool)
         turn_id = start.payload.turn_id
         request = await d.wait_for(

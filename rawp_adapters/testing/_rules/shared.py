@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from rawp_adapters._frames import (
     ClientFrame,
     Envelope,
-    Features,
     InteractionRequest,
     ToolInvokeResultFrame,
 )
@@ -29,12 +28,6 @@ def needs(value: str | None, reason: str) -> str:
     if value is None:
         raise RuleSkipped(reason)
     return value
-
-
-def claims(features: Features, feature: str) -> None:
-    """The rule is skipped unless the adapter claims ``feature``."""
-    if not getattr(features, feature):
-        raise RuleSkipped(f"the adapter does not claim {feature}")
 
 
 async def busy_turn(p: Probe, d: SessionDriver[SessionLike]) -> str:
