@@ -53,9 +53,32 @@ def test_the_site_builds_strictly_without_the_network(
     assert config.strict, "mkdocs.yml must build strictly: a warning fails the build"
     assert config.theme["font"] is False, "web fonts would be fetched by the browser"
     build(config)
-    page = (tmp_path / "site" / "agents" / "process" / "index.html").read_text()
-    assert "permission_tools" in page, "the process settings table is missing"
-    assert (tmp_path / "site" / "specs" / "dps-frames" / "index.html").exists()
+    site = tmp_path / "site"
+
+    def page(path: str) -> str:
+        return (site / path / "index.html").read_text()
+
+    assert "make demo" in page(".")
+    pages = ("masters/python", "masters/host", "masters/stdio", "remote", "plugins", "conformance")
+    for path in (*pages, "specs/dps-contract"):
+        assert page(path), path
+    # One page per agent family: its README rows and its settings table.
+    families = {
+        "process": ("<td>pi ", "permission_tools"),
+        "acp": ("<td>claude-agent-acp ", "host_tools"),
+        "codex": ("<td>Codex app-server ", "codex_home"),
+        "sdk": ("<td>demo core ", "core_options"),
+    }
+    for family, (row, setting) in families.items():
+        assert row in page(f"agents/{family}"), f"{family}: the README row is missing"
+        assert f"<code>{setting}</code>" in page(f"agents/{family}"), f"{family}: settings"
+    inspector = page("inspector")
+    for view in ("timeline", "raw", "question", "violation", "large"):
+        assert f'src="../images/inspector-{view}.png"' in inspector, view
+        assert (site / "images" / f"inspector-{view}.png").exists(), view
+    assert "control.prompt.request" in page("specs/dps-frames")
+    # The API reference is rendered from the docstrings.
+    assert "once the agent is ready" in page("api/rawp_adapters")
 
 
 def test_a_settings_table_lists_every_field_with_its_type_default_and_description() -> None:
