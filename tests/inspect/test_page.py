@@ -17,13 +17,21 @@ from tests.process.helpers import fake_command
 WRITE = "Write a short note to notes.txt"
 
 
+def click_start(page: Page) -> None:
+    """Start the session the form describes and wait until the page shows it (until
+    then it may show another feed of the server, the newest when the page opened)."""
+    with page.expect_response("**/api/sessions") as started:
+        page.click("#start-button")
+    expect(page.locator("#feed-select")).to_have_value(started.value.json()["feed_id"])
+
+
 def start_demo(page: Page, *, deadline_ms: int | None = None) -> None:
     expect(page.locator("#adapter-select")).to_have_value(
         page.locator("#adapter-select option", has_text="sdk").first.get_attribute("value") or ""
     )
     if deadline_ms is not None:
         page.fill("#deadline", str(deadline_ms))
-    page.click("#start-button")
+    click_start(page)
     expect(page.locator("#feed-status")).to_contain_text("session · live")
     expect(page.locator("#timeline [data-kind=session]")).to_contain_text("rawp-demo")
 
@@ -92,7 +100,7 @@ def test_the_start_form_is_built_from_the_adapters_settings_and_reaches_its_agen
     fields.locator("[data-setting=env_policy]").select_option(label="allowlist")
     fields.locator("[data-setting=env_allowlist]").fill('["PATH"]')
     page.fill("#workspace", str(tmp_path))
-    page.click("#start-button")
+    click_start(page)
     expect(page.locator("#feed-status")).to_contain_text("session · ended")
     expect(page.locator("#timeline [data-kind=error]")).to_contain_text("SPAWN_FAILED")
     page.click("#tab-raw")
@@ -110,7 +118,7 @@ def start_fake_rpc_agent(page: Page) -> None:
     ``DIALOG select`` and ``DIALOG input`` prompts ask a SELECT or an INPUT question."""
     page.select_option("#adapter-select", label="process")
     page.locator("#settings-fields [data-setting=command]").fill(json.dumps(fake_command()))
-    page.click("#start-button")
+    click_start(page)
     expect(page.locator("#feed-status")).to_contain_text("session · live")
     expect(page.locator("#timeline [data-kind=session]")).to_be_visible()
 
