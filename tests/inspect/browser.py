@@ -7,9 +7,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Page,
+    Request,
+    expect,
+    sync_playwright,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -46,12 +54,19 @@ def launch() -> Iterator[Browser]:
 
 
 class PageErrors:
-    """Scripts that failed in the page, and what the content security policy refused."""
+    """Scripts that failed in the page, what the content security policy refused, and
+    any request for something not on the inspector's own server (``origin``)."""
 
-    def __init__(self, page: Page) -> None:
+    def __init__(self, page: Page, origin: str) -> None:
         self.errors: list[str] = []
+        self.origin = origin
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         page.on("console", self._console)
+        page.on("request", self._request)
+
+    def _request(self, request: Request) -> None:
+        if not request.url.startswith((self.origin + "/", "data:")):
+            self.errors.append(f"a request off the inspector's server: {request.url}")
 
     def _console(self, message: ConsoleMessage) -> None:
         if message.type == "error" and "Content Security Policy" in message.text:
@@ -62,7 +77,8 @@ def open_page(browser: Browser, url: str) -> Iterator[tuple[Page, PageErrors]]:
     context = browser.new_context(viewport={"width": 1280, "height": 760}, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
-    errors = PageErrors(page)
+    parts = urlsplit(url)
+    errors = PageErrors(page, f"{parts.scheme}://{parts.netloc}")
     page.goto(url)
     yield page, errors
     context.close()
