@@ -3,7 +3,9 @@ stepped and played."""
 
 from __future__ import annotations
 
+import json
 import math
+from datetime import UTC, datetime, timedelta
 
 import anyio
 import pytest
@@ -75,3 +77,41 @@ async def test_a_replay_waits_paused_steps_a_frame_at_a_time_then_plays_to_the_e
                 await feed.wait_for_change()
     assert [r.raw for r in feed.records] == demo_lines
     assert feed.marks == []
+
+
+def paced(lines: list[str], gap: timedelta) -> list[str]:
+    """The first frames of ``lines``, their timestamps ``gap`` apart."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    return [
+        json.dumps({**json.loads(line), "timestamp": (start + gap * i).isoformat()})
+        for i, line in enumerate(lines[:5])
+    ]
+
+
+async def replayed_in_s(lines: list[str], speed: float) -> float:
+    feed = Feed("f3", "replay", "test")
+    replay = Replay(feed, recording_lines("\n".join(lines)))
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(replay.run)
+            started = anyio.current_time()
+            replay.play(speed)
+            while feed.state != "ended":
+                await feed.wait_for_change()
+    return anyio.current_time() - started
+
+
+async def test_a_replay_at_ten_times_keeps_a_tenth_of_the_recorded_gaps(
+    demo_lines: list[str],
+) -> None:
+    # Four gaps of 0.5 s: 0.2 s at x10 (2 s at x1).
+    took = await replayed_in_s(paced(demo_lines, timedelta(seconds=0.5)), 10)
+    assert 0.2 <= took < 1.9
+
+
+async def test_a_replay_waits_at_most_two_seconds_for_a_long_idle_gap(
+    demo_lines: list[str],
+) -> None:
+    # Four gaps of an hour at x1000: 3.6 s each as recorded, 2 ms each capped at 2 s.
+    took = await replayed_in_s(paced(demo_lines, timedelta(hours=1)), 1000)
+    assert took < 1.9
