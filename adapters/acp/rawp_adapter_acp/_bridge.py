@@ -65,7 +65,13 @@ class Bridge:
 
     def post_here(self, item: object) -> None:
         """From the session's loop: queue ``item`` behind everything posted so far."""
-        self._send.send_nowait(item)
+        self._deliver(item)
+
+    def _deliver(self, item: object) -> None:
+        """Queue ``item`` for the session's loop; one that comes after :meth:`aclose` (the
+        agent's exit seen while its session ends, say) has no reader left and is dropped."""
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._send.send_nowait(item)
 
     def resolve(self, future: asyncio.Future[T], value: T) -> None:
         """From the session's loop: complete a future of the SDK's loop."""
@@ -94,7 +100,7 @@ class SameLoop(Bridge):
         self._start_soon(func)
 
     def post(self, item: object) -> None:
-        self._send.send_nowait(item)
+        self._deliver(item)
 
 
 class ThreadLoop(Bridge):
@@ -139,12 +145,8 @@ class ThreadLoop(Bridge):
         native = self._token.native_token
         run_soon = getattr(native, "run_sync_soon", None) or native.call_soon_threadsafe  # type: ignore[attr-defined]
 
-        def deliver() -> None:
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._send.send_nowait(item)
-
         with contextlib.suppress(RuntimeError):  # the session's loop has finished
-            run_soon(deliver)
+            run_soon(lambda: self._deliver(item))
 
     async def aclose(self) -> None:
         cm, self._cm = self._cm, None
