@@ -42,6 +42,23 @@ def _exporter_name(environ: Mapping[str, str], variable: str) -> str:
     return name
 
 
+def _check_protocol(environ: Mapping[str, str]) -> None:
+    """OTLP goes over HTTP (``http/protobuf``); a protocol the extra does not send is
+    refused, not replaced by HTTP behind the user's back."""
+    for variable in (
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+    ):
+        protocol = environ.get(variable, "").strip().lower()
+        if protocol and protocol != "http/protobuf":
+            raise TelemetryUnavailable(
+                f"{variable}={protocol} is not supported here: rawp-adapters[otel] sends "
+                "OTLP over HTTP (http/protobuf); point OTEL_EXPORTER_OTLP_ENDPOINT at the "
+                "collector's HTTP port (4318)"
+            )
+
+
 def configure_exporting(environ: Mapping[str, str] | None = None) -> None:
     """Set the global tracer and meter providers: ``OTEL_TRACES_EXPORTER`` and
     ``OTEL_METRICS_EXPORTER`` choose ``otlp`` (the default: OTLP over HTTP, to
@@ -52,6 +69,8 @@ def configure_exporting(environ: Mapping[str, str] | None = None) -> None:
     environ = os.environ if environ is None else environ
     traces = _exporter_name(environ, "OTEL_TRACES_EXPORTER")
     metrics_name = _exporter_name(environ, "OTEL_METRICS_EXPORTER")
+    if "otlp" in (traces, metrics_name):
+        _check_protocol(environ)
     try:
         from opentelemetry import metrics, trace
         from opentelemetry.sdk.metrics import MeterProvider

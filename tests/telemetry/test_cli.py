@@ -127,6 +127,27 @@ def test_otel_without_the_sdk_installed_names_the_extra_to_install(tmp_path: Pat
     assert b"pip install 'rawp-adapters[otel]'" in result.stderr
 
 
+@pytest.mark.parametrize("protocol", ["grpc", "http/json"])
+def test_an_otlp_protocol_other_than_http_protobuf_is_refused_with_the_reason(
+    tmp_path: Path, protocol: str
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "rawp_adapters.cli", "serve", "--stdio", "--adapter", "sdk"],
+        env=environment(
+            OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9",
+            OTEL_EXPORTER_OTLP_PROTOCOL=protocol,
+        ),
+        cwd=tmp_path,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported".encode() in result.stderr
+    assert result.stdout == b"", "no session was started"
+
+
 def test_run_with_a_console_exporter_prints_the_turns_span_to_stderr(tmp_path: Path) -> None:
     env = environment(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
     env["TRACEPARENT"] = f"00-{STARTER_TRACE}-{STARTER_SPAN}-01"
