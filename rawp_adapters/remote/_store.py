@@ -3,9 +3,11 @@ bucket (every call here runs in nats-py's loop, through :meth:`Link.call`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Final
 
+from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -16,10 +18,14 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BucketNotFoundError, NotFoundError
+from nats.js.errors import APIError, BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
+from rawp_adapters._logging import get_logger
+from rawp_adapters.remote._link import RETRY_WAIT, STORE_WITHIN
 from rawp_adapters.remote._names import Names
+
+_log = get_logger("rawp_adapters.remote.store")
 
 DEFAULT_LEASE_TTL: Final = 10.0
 """Seconds a session's lease lives without being renewed (its worker renews it three
@@ -36,14 +42,48 @@ is refused (``maximum messages per subject exceeded``) and what was kept stays."
 MAX_CONSUMERS: Final = 1_000_000
 """Consumers on the frames and control streams: one per session and reader (nats-server
 2.15 limits a stream to 1,000 unless it names its own limit)."""
+NOT_YET: Final = frozenset({10005, 10008})
+"""JetStream's error codes for a stream or bucket it cannot place on ``replicas``
+servers now (one is offline, or just back and not yet counted online) and for a cluster
+that has no meta leader yet."""
+NAME_IN_USE: Final = 10058
+"""JetStream's error code for a stream made meanwhile by another party."""
 
 
 async def ensure_streams(
-    js: JetStreamContext, names: Names, lease_ttl: float, replicas: int = 1
+    js: JetStreamContext,
+    names: Names,
+    lease_ttl: float,
+    replicas: int = 1,
+    within: float = STORE_WITHIN,
 ) -> KeyValue:
     """Create what is missing (file storage throughout, each stream and the bucket on
     ``replicas`` servers of a cluster); what exists is used as it is, so the first
-    worker's lease time holds for everyone. Returns the lease bucket."""
+    worker's lease time holds for everyone. Returns the lease bucket. What the cluster
+    cannot place yet, or does not answer (a leader being elected), is tried again for
+    ``within`` seconds: a worker started while a node restarts waits for it, instead of
+    exiting or going on without a stream."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    waiting = False
+    while True:
+        try:
+            return await _ensure(js, names, lease_ttl, replicas)
+        except (APIError, NatsTimeoutError) as exc:
+            placing = isinstance(exc, NatsTimeoutError) or exc.err_code in NOT_YET
+            if not placing or loop.time() > deadline:
+                raise
+            if not waiting:
+                waiting = True
+                _log.warning(
+                    "the cluster cannot place the streams yet; trying again",
+                    reason=str(exc),
+                    within=within,
+                )
+        await asyncio.sleep(RETRY_WAIT)
+
+
+async def _ensure(js: JetStreamContext, names: Names, lease_ttl: float, replicas: int) -> KeyValue:
     await _stream(
         js,
         StreamConfig(
@@ -106,8 +146,10 @@ async def ensure_streams(
                 replicas=replicas,
             )
         )
-    except Exception:
-        return await js.key_value(names.lease_bucket)
+    except APIError as exc:
+        if exc.err_code in NOT_YET:
+            raise
+        return await js.key_value(names.lease_bucket)  # made meanwhile by another party
 
 
 async def _stream(js: JetStreamContext, config: StreamConfig) -> None:
@@ -115,8 +157,11 @@ async def _stream(js: JetStreamContext, config: StreamConfig) -> None:
     try:
         await js.stream_info(config.name)
     except NotFoundError:
-        with contextlib.suppress(Exception):  # made meanwhile by another party
+        try:
             await js.add_stream(config)
+        except APIError as exc:
+            if exc.err_code != NAME_IN_USE:
+                raise
 
 
 async def lease_ttl(kv: KeyValue) -> float:
