@@ -13,13 +13,13 @@ BARRIER_AGENT = Path(__file__).parent / "barrier_agent.py"
 RULES = ["capabilities-first", "one-turn", "explicit-end"]
 
 
-def test_the_first_rule_runs_alone_then_the_rest_side_by_side_printed_in_the_order_given(
-    tmp_path: Path,
-) -> None:
-    """No agent starts while the first one runs, and one-turn's and explicit-end's first
-    agents each start only once the other has (three arrivals)."""
-    command = [sys.executable, str(BARRIER_AGENT), str(tmp_path), "3"]
-    checked = subprocess.run(
+def check_with_barrier_agents(
+    arrivals: Path, parties: int, rules: list[str]
+) -> subprocess.CompletedProcess[str]:
+    """``rawp-adapters check process --jobs 2`` over ``rules``, its agent the barrier
+    agent recording each start in ``arrivals``."""
+    command = [sys.executable, str(BARRIER_AGENT), str(arrivals), str(parties)]
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -28,7 +28,7 @@ def test_the_first_rule_runs_alone_then_the_rest_side_by_side_printed_in_the_ord
             "process",
             "--setting",
             f"command={json.dumps(command)}",
-            *(arg for rule in RULES for arg in ("--rule", rule)),
+            *(arg for rule in rules for arg in ("--rule", rule)),
             "--jobs",
             "2",
         ],
@@ -37,6 +37,14 @@ def test_the_first_rule_runs_alone_then_the_rest_side_by_side_printed_in_the_ord
         timeout=120,
         check=False,
     )
+
+
+def test_the_first_rule_runs_alone_then_the_rest_side_by_side_printed_in_the_order_given(
+    tmp_path: Path,
+) -> None:
+    """No agent starts while the first one runs, and one-turn's and explicit-end's first
+    agents each start only once the other has (three arrivals)."""
+    checked = check_with_barrier_agents(tmp_path, 3, RULES)
     code, lines = checked.returncode, checked.stdout.splitlines()
     assert code == 0, checked.stdout + checked.stderr
     assert [line.split()[2].rstrip(":") for line in lines[:-1]] == RULES

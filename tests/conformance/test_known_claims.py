@@ -4,9 +4,6 @@ without starting the agent: through ``check_adapter``, ``rawp-adapters check --j
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -15,10 +12,10 @@ import pytest
 from rawp_adapters import Adapter, SessionContext, Turn, TurnResult
 from rawp_adapters.frames import Features, TextDelta
 from rawp_adapters.testing import ConformanceSubject, FunctionAdapter, Prompts, check_adapter
+from tests.conformance.test_check_jobs import check_with_barrier_agents
 
 pytestmark = pytest.mark.anyio
 
-BARRIER_AGENT = Path(__file__).parent / "barrier_agent.py"
 NOT_CLAIMED = ["plan-mode", "host-tool-call", "model-change"]
 """Rules of features neither the function adapters here nor the fake RPC agent claim."""
 
@@ -63,26 +60,7 @@ def test_check_jobs_workers_skip_rules_of_features_the_first_rule_saw_unclaimed(
     tmp_path: Path,
 ) -> None:
     """The fake agent records each start; only the first rule's agent starts."""
-    command = [sys.executable, str(BARRIER_AGENT), str(tmp_path), "1"]
-    rules = ["capabilities-first", *NOT_CLAIMED]
-    checked = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rawp_adapters.cli",
-            "check",
-            "process",
-            "--setting",
-            f"command={json.dumps(command)}",
-            *(arg for rule in rules for arg in ("--rule", rule)),
-            "--jobs",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    checked = check_with_barrier_agents(tmp_path, 1, ["capabilities-first", *NOT_CLAIMED])
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.splitlines()[-1] == f"1 passed, {len(NOT_CLAIMED)} skipped"
     assert len(list(tmp_path.iterdir())) == 1, checked.stdout
