@@ -40,14 +40,21 @@ def rawp_subject(nats: NatsServer, remote_prefix: str) -> Iterator[ConformanceSu
             opened.append(session.session_id)
             yield session
 
+    built: list[Adapter] = []
+
+    def make_adapter() -> Adapter:
+        built.append(create_adapter(AGENT))
+        return built[-1]
+
     yield ConformanceSubject(
-        lambda: create_adapter(AGENT),
+        make_adapter,
         adapter_type="process",
         prompts=Prompts(answer="Say hello.", tool="TOOL echo hi", busy="HANG"),
         timeout=30,
         open_session=open_remote_session,
     )
-    assert opened, "the kit opened no remote session"
+    # A rule skipped before any session (a feature not claimed) builds no adapter.
+    assert len(opened) == len(built), "each session the kit opened is on the worker"
 
 
 class TestTheScriptedRpcAgentOnAWorkerOverNats(ConformanceTests):
