@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.inspect.browser import screenshot
@@ -160,24 +161,19 @@ def test_a_permission_left_unanswered_times_out_when_its_countdown_runs_out(page
     expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file error")
 
 
-def test_a_permission_denied_inline_shows_denied_and_the_tool_fails(page: Page) -> None:
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [("deny", "deniedby master"), ("timeout", "timed_outby master_timeout")],
+    ids=["denied inline", "time out now"],
+)
+def test_a_permission_denied_or_timed_out_from_the_page_shows_it_and_the_tool_fails(
+    page: Page, answer: str, outcome: str
+) -> None:
     start_demo(page)
     prompt(page, WRITE)
     question(page)
-    page.click("#timeline button[data-answer=deny]")
-    expect(page.locator("#timeline [data-kind=question]")).to_contain_text("deniedby master")
-    turn_ended(page, "end_turn")
-    expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file error")
-
-
-def test_time_out_now_resolves_the_question_timed_out_by_the_master(page: Page) -> None:
-    start_demo(page)
-    prompt(page, WRITE)
-    question(page)
-    page.click("#timeline button[data-answer=timeout]")
-    expect(page.locator("#timeline [data-kind=question]")).to_contain_text(
-        "timed_outby master_timeout"
-    )
+    page.click(f"#timeline button[data-answer={answer}]")
+    expect(page.locator("#timeline [data-kind=question]")).to_contain_text(outcome)
     turn_ended(page, "end_turn")
     expect(page.locator("#timeline [data-kind=tool]")).to_contain_text("write_file error")
 

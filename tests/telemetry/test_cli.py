@@ -37,6 +37,21 @@ def environment(**otel: str) -> dict[str, str]:
     return {**env, **otel}
 
 
+def bridge_start(
+    tmp_path: Path, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[bytes]:
+    """``python ARGS`` with no input, as a Master starts a bridge that refuses to start."""
+    return subprocess.run(
+        [sys.executable, *args],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+
+
 async def serve_one_turn(tmp_path: Path, env: dict[str, str], *options: str) -> set[str]:
     """A bridge to a fake agent through one prompt carrying the Master's traceparent;
     the modules the bridge imported."""
@@ -114,14 +129,8 @@ def test_otel_without_the_sdk_installed_names_the_extra_to_install(tmp_path: Pat
         "from rawp_adapters.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", hide_sdk, "serve", "--stdio", "--otel", "--adapter", "sdk"],
-        env=environment(),
-        cwd=tmp_path,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
+    result = bridge_start(
+        tmp_path, environment(), "-c", hide_sdk, "serve", "--stdio", "--otel", "--adapter", "sdk"
     )
     assert result.returncode == 2
     assert b"pip install 'rawp-adapters[otel]'" in result.stderr
@@ -131,17 +140,11 @@ def test_otel_without_the_sdk_installed_names_the_extra_to_install(tmp_path: Pat
 def test_an_otlp_protocol_other_than_http_protobuf_is_refused_with_the_reason(
     tmp_path: Path, protocol: str
 ) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "rawp_adapters.cli", "serve", "--stdio", "--adapter", "sdk"],
-        env=environment(
-            OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9",
-            OTEL_EXPORTER_OTLP_PROTOCOL=protocol,
-        ),
-        cwd=tmp_path,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
+    env = environment(
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9", OTEL_EXPORTER_OTLP_PROTOCOL=protocol
+    )
+    result = bridge_start(
+        tmp_path, env, "-m", "rawp_adapters.cli", "serve", "--stdio", "--adapter", "sdk"
     )
     assert result.returncode == 2
     assert f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported".encode() in result.stderr
