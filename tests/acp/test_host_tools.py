@@ -22,6 +22,7 @@ import anyio
 import psutil
 import pytest
 from anyio.abc import SocketAttribute
+from rawp_adapter_acp import _host_mcp
 
 from rawp_adapters import AgentMetadata, ClientFrame, open_session
 from rawp_adapters.frames import (
@@ -64,6 +65,9 @@ FIRST_TURN = {"codex": "Say hello."}
 """codex-acp starts its MCP servers at the session's first prompt and sends that turn's
 model request without waiting for them: its host tools are offered from the next turn
 (specs/acp.md)."""
+
+RELAY_DELAY = 3.0
+"""How long the late relay waits before it connects (under ``host_tools_relist_wait``)."""
 
 LOOP = {"gemini": "trio"}
 """The event loop each agent runs on here (default asyncio)."""
@@ -136,9 +140,30 @@ async def test_the_agent_calls_a_host_tool_published_after_the_session_started_a
 ) -> None:
     if anyio_backend != LOOP.get(name, "asyncio"):
         pytest.skip("runs on one event loop only (see the module docstring)")
+    await assert_one_host_call(name, servers, tmp_path)
+
+
+async def test_codex_offers_the_host_tools_from_its_second_prompt_though_its_relay_starts_late(
+    anyio_backend: str, servers: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # codex-acp starts the relay at the first prompt and does not wait for it: a relay
+    # still starting when the first turn ends must not leave the second without the tools
+    if anyio_backend != "asyncio":
+        pytest.skip("runs on asyncio only (see the module docstring)")
+    late = tmp_path / "late_relay.py"
+    late.write_text(
+        f"import runpy, time\ntime.sleep({RELAY_DELAY})\n"
+        f"runpy.run_path({str(_host_mcp._RELAY)!r}, run_name='__main__')\n"
+    )
+    monkeypatch.setattr(_host_mcp, "_RELAY", late)
+    await assert_one_host_call("codex", servers, tmp_path)
+
+
+async def assert_one_host_call(name: AcpAgentName, servers: dict[str, str], home: Path) -> None:
+    """The agent calls the host tool ``lookup`` once, the Master answers, the model sees it."""
     called = HOST_TOOL_NAME[name].format("lookup")
     confirmed, frames = await run_agent(
-        name, servers, tmp_path, tools, f'CALL_TOOL {called} {{"word": "turn"}}'
+        name, servers, home, tools, f'CALL_TOOL {called} {{"word": "turn"}}'
     )
     assert confirmed == ["lookup"]
     (capabilities,) = [f for f in frames if isinstance(f, SessionCapabilitiesFrame)]

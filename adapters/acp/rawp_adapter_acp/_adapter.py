@@ -416,6 +416,8 @@ class AcpAdapter(Adapter[AcpSettings]):
         state = _TurnState(turn, Translator(turn.turn_id, waits_for_announcement=waits))
         self._turn = state
         try:
+            if self._host is not None:
+                await self._host.before_prompt()
             response = await self._send(state)
             if (
                 self._last_cancelled

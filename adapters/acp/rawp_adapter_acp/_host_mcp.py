@@ -61,6 +61,10 @@ class HostToolServer:
         self._clients: set[_Client] = set()
         """The clients to tell of a new catalog (relays, HTTP sessions with a stream)."""
         self._sessions: dict[str, _Client] = {}
+        self._first_listing = anyio.Event()
+        self._first_lister: _Client | None = None
+        self._prompted = False
+        self._waited_for_first_listing = False
         self.port = 0
 
     async def start(self, transport: HostToolsTransport) -> McpServer:
@@ -90,6 +94,23 @@ class HostToolServer:
         with anyio.move_on_after(self._relist_wait):
             for client in clients:
                 await client.relisted(self._version)
+
+    async def before_prompt(self) -> None:
+        """An agent that starts its MCP client only at its first prompt (codex-acp) sends
+        that prompt's model request without the host tools, and a later one with them
+        only if the client has listed them by then. So a later prompt, while a catalog
+        is published and no client has listed one yet, waits for that listing (once, up
+        to ``relist_wait``)."""
+        if not self._prompted:
+            self._prompted = True
+            return
+        if self._waited_for_first_listing or not self._tools:
+            return
+        self._waited_for_first_listing = True
+        with anyio.move_on_after(self._relist_wait):
+            await self._first_listing.wait()
+            if self._first_lister is not None:
+                await self._first_lister.relisted(self._version)
 
     async def _serve(self, stream: ByteStream) -> None:
         async with stream:
@@ -203,6 +224,9 @@ class HostToolServer:
             }
             await client.send({"jsonrpc": "2.0", "id": request_id, "result": result})
             client.listed(self._version)
+            if not self._first_listing.is_set():
+                self._first_lister = client if isinstance(client, _Client) else None
+                self._first_listing.set()
             return
         elif method == "tools/call":
             result = await self._call(params)
