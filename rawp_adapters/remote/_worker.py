@@ -208,24 +208,28 @@ class Worker:
         control = await link.call(_ops.control_subscription, link.js, self.names, sid)
         self._log.info("session starting", session_id=sid, adapter_type=metadata.adapter_type)
         published = False
-        async with open_session(
-            adapter, workspace=workspace, session_id=sid, options=options
-        ) as session:
-            self.sessions[sid] = session
-            try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._feed_control, link, session, control)
-                    tg.start_soon(self._renew, link, sid, lease, tg.cancel_scope)
-                    if self._draining:
-                        self._close_if_idle(session)
-                    await self._publish(link, session)
-                    published = True
-                    tg.cancel_scope.cancel()
-            finally:
-                del self.sessions[sid]
-                self._closing.discard(sid)
-                self._changed.set()
-                self._changed = anyio.Event()
+        # The lease is renewed from now, not once the agent is up: an agent slower to
+        # start than the lease's TTL (a real one on a loaded host) would lose it.
+        async with anyio.create_task_group() as leased:
+            leased.start_soon(self._renew, link, sid, lease, leased.cancel_scope)
+            async with open_session(
+                adapter, workspace=workspace, session_id=sid, options=options
+            ) as session:
+                self.sessions[sid] = session
+                try:
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(self._feed_control, link, session, control)
+                        if self._draining:
+                            self._close_if_idle(session)
+                        await self._publish(link, session)
+                        published = True
+                        tg.cancel_scope.cancel()
+                finally:
+                    del self.sessions[sid]
+                    self._closing.discard(sid)
+                    self._changed.set()
+                    self._changed = anyio.Event()
+            leased.cancel_scope.cancel()
         self._log.info("session ended", session_id=sid, published=published)
         return published
 

@@ -1,8 +1,10 @@
 """A lease that expires while no worker runs and no Master watches is closed by the
-next worker that starts."""
+next worker that starts; a lease held by a live worker does not expire while its agent
+is still starting."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
@@ -11,7 +13,13 @@ import pytest
 from rawp_adapters.frames import AgentErrorFrame, InteractionRequestFrame
 from rawp_adapters.remote import WORKER_LOST, RemoteSessions
 from rawp_adapters.testing import check_frames, never_answer
-from tests.remote.cluster import NatsServer, fake_agent, lease_expired, running_worker
+from tests.remote.cluster import (
+    RPC_AGENT,
+    NatsServer,
+    fake_agent,
+    lease_expired,
+    running_worker,
+)
 from tests.remote.masters import WAIT, driving
 
 pytestmark = pytest.mark.anyio
@@ -50,3 +58,24 @@ async def test_a_lease_that_expired_with_no_worker_alive_is_closed_by_the_next_w
     assert error.payload.error_code == WORKER_LOST
     assert [f.seq for f in frames] == list(range(1, len(frames) + 1))
     assert check_frames(frames) == []
+
+
+async def test_an_agent_slower_to_start_than_the_lease_lasts_keeps_its_session(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    # the fake agent starts only after three times the lease's TTL (a real agent's cold
+    # start on a loaded host can take that long)
+    late = f'sleep {3 * LEASE}; exec "$0" -I -S "$1"'
+    slow = fake_agent(command=["sh", "-c", late, sys.executable, str(RPC_AGENT)])
+    async with (
+        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
+        running_worker(nats.url, prefix) as worker,
+    ):
+        session = await remote.open(slow, workspace=str(tmp_path))
+        async with driving(session) as d:
+            turn = await d.prompt("Say hello.")
+            await d.end()
+    assert turn.stop_reason == "end_turn"
+    assert not worker.logged("lease expired")
+    assert [f for f in d.transcript if isinstance(f, AgentErrorFrame)] == []
+    assert check_frames(d.transcript) == []
