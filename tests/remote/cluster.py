@@ -37,6 +37,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RPC_AGENT = REPO_ROOT / "tests" / "process" / "fakes" / "rpc_agent.py"
 WORKER = [sys.executable, "-m", "rawp_adapters.cli", "worker"]
 START_BOUND = 30.0
+READY = "event='ready'"
+"""What a worker logs once it takes start requests."""
 """Seconds a server or a worker may take to be ready."""
 _LISTENING = re.compile(rb"Listening for client connections on [\d.]+:(\d+)")
 _MONITORING = re.compile(rb"Starting http monitor on [\d.]+:(\d+)")
@@ -141,15 +143,22 @@ class WorkerProcess:
         """Until the worker has logged a line holding ``text``."""
         with anyio.fail_after(START_BOUND):
             while not self.logged(text):
+                if self.ended.is_set():
+                    raise RuntimeError(f"the worker exited before {text!r}:\n{''.join(self.log)}")
                 await self._logged.wait()
 
 
 @asynccontextmanager
 async def running_worker(
-    url: str, prefix: str, *args: str, env: Mapping[str, str] | None = None
+    url: str,
+    prefix: str,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    ready: bool = True,
 ) -> AsyncIterator[WorkerProcess]:
-    """A worker process, once it has logged that it is ready; SIGKILLed on exit if it
-    still runs. ``env`` is added to this process's environment."""
+    """A worker process, once it has logged that it is ready (at once if not ``ready``:
+    the test waits for what it logs); SIGKILLed on exit if it still runs. ``env`` is
+    added to this process's environment."""
     argv = [*WORKER, "--nats", url, "--prefix", prefix, "--log-level", "info", *args]
     process = await anyio.open_process(
         argv,
@@ -164,7 +173,7 @@ async def running_worker(
     try:
         async with anyio.create_task_group() as tg:
             with anyio.fail_after(START_BOUND):
-                while "event='ready'" not in (line := await _line(lines, worker) or ""):
+                while ready and READY not in (line := await _line(lines, worker) or ""):
                     if line is None or worker.ended.is_set():
                         raise RuntimeError("the worker exited:\n" + "".join(worker.log))
             tg.start_soon(_drain, lines, worker)
@@ -184,6 +193,7 @@ async def _line(lines: BufferedByteReceiveStream, worker: WorkerProcess) -> str 
         line = (await lines.receive_until(b"\n", 1 << 20)).decode(errors="replace")
     except (anyio.IncompleteRead, anyio.EndOfStream):
         worker.ended.set()
+        worker._logged.set()  # a waiter learns that nothing more comes
         return None
     worker.log.append(line)
     worker._logged.set()

@@ -1,6 +1,7 @@
 """A 3-node JetStream cluster, streams and lease bucket on 3 replicas: a node killed
 mid-turn or every node restarted in turn under load, and every session goes on with
-every Master's stream whole (each ``seq`` once, none missing)."""
+every Master's stream whole (each ``seq`` once, none missing); a worker started while
+the cluster cannot place its streams waits for it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,13 @@ import pytest
 from rawp_adapters.frames import TextDeltaFrame, TurnEndFrame
 from rawp_adapters.remote import Names, RemoteSessions
 from rawp_adapters.testing import SessionDriver, check_frames
-from tests.remote.cluster import NatsCluster, WorkerProcess, nats_cluster, running_worker
+from tests.remote.cluster import (
+    READY,
+    NatsCluster,
+    WorkerProcess,
+    nats_cluster,
+    running_worker,
+)
 from tests.remote.masters import driving
 from tests.remote.test_wire import PACE, stored
 
@@ -190,3 +197,25 @@ async def test_a_rolling_restart_of_every_node_under_load_loses_nothing(
         await end_sessions(drivers)
     assert_whole(drivers)
     await assert_stored_once_each(cluster, prefix, drivers)
+
+
+async def test_a_worker_started_while_the_cluster_has_no_quorum_waits_for_it_then_serves(
+    cluster: NatsCluster, prefix: str, tmp_path: Path
+) -> None:
+    for index in (1, 2):  # one node of three: no meta leader, nothing placed on 3
+        await anyio.to_thread.run_sync(cluster.nodes[index].stop, signal.SIGKILL)
+    replicas = str(NatsCluster.SIZE)
+    args = ("--allow-import-path", "--replicas", replicas)
+    async with running_worker(cluster.url, prefix, *args, ready=False) as worker:
+        await worker.wait_logged("the cluster cannot place the streams yet")
+        await anyio.to_thread.run_sync(cluster.heal)
+        await worker.wait_logged(READY)
+        async with await RemoteSessions.connect(
+            cluster.url, prefix=prefix, replicas=NatsCluster.SIZE
+        ) as remote:
+            session = await remote.open(PACE, workspace=str(tmp_path))
+            async with driving(session) as d:
+                turn = await d.prompt(f"PACE 3 {HZ}")
+                await d.end()
+    assert turn.stop_reason == "end_turn"
+    assert check_frames(d.transcript) == []
