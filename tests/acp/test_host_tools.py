@@ -26,6 +26,7 @@ from rawp_adapter_acp import _host_mcp
 
 from rawp_adapters import AgentMetadata, ClientFrame, open_session
 from rawp_adapters.frames import (
+    AgentErrorFrame,
     SessionCapabilitiesFrame,
     ToolCatalogUpdatedFrame,
     ToolInvokeRequestFrame,
@@ -159,6 +160,39 @@ async def test_codex_offers_the_host_tools_from_its_second_prompt_though_its_rel
     await assert_one_host_call("codex", servers, tmp_path)
 
 
+async def test_codex_gets_a_catalog_published_after_its_first_turn_and_a_later_one_is_a_warning(
+    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+) -> None:
+    # codex lists the server's tools once, when its MCP client starts (at the first turn
+    # at the latest): that listing waits for the first catalog, and a later catalog,
+    # which codex never lists, is said to the Master
+    if anyio_backend != "asyncio":
+        pytest.skip("runs on asyncio only (see the module docstring)")
+    # the first turn may take seconds on a loaded host: its listing waits longer than by
+    # default, within the 10 s codex gives an MCP server to start
+    adapter, workspace = adapter_with_mcp(
+        "codex", servers, tmp_path, host_tools=True, host_tools_relist_wait=8.0
+    )
+    async with drive(adapter, workspace=workspace, policy=allow_all, timeout=TIMEOUT) as d:
+        await d.prompt("Say hello.")
+        await d.send(d.control.publish_tools([ECHO]))
+        await d.wait_for(ToolCatalogUpdatedFrame)
+        start = await d.start_prompt('CALL_TOOL echo {"text": "hi"}')
+        request = await d.wait_for(
+            ToolInvokeRequestFrame, where=lambda f: f.payload.executor == "master"
+        )
+        await d.send(d.control.tool_result(request.payload.invocation_id, "the Master says hi"))
+        called = await d.wait_turn(start.payload.turn_id)
+        mark = len(d.frames)
+        await d.send(d.control.publish_tools([ECHO, {**ECHO, "name": "echo_again"}]))
+        await d.wait_for(ToolCatalogUpdatedFrame, after=mark)
+    assert request.payload.tool_name == "echo"
+    assert "the Master says hi" in called.text
+    (warning,) = [f for f in d.frames[mark:] if isinstance(f, AgentErrorFrame)]
+    assert warning.payload.severity == "warning"
+    assert "only once" in warning.payload.message
+
+
 async def assert_one_host_call(name: AcpAgentName, servers: dict[str, str], home: Path) -> None:
     """The agent calls the host tool ``lookup`` once, the Master answers, the model sees it."""
     called = HOST_TOOL_NAME[name].format("lookup")
@@ -169,7 +203,10 @@ async def assert_one_host_call(name: AcpAgentName, servers: dict[str, str], home
     (capabilities,) = [f for f in frames if isinstance(f, SessionCapabilitiesFrame)]
     assert capabilities.payload.features.host_tools
     results = master_results(frames)
-    assert len(results) == 1, f"the Master's calls ended {results}; the session: {said(frames)}"
+    assert len(results) == 1, (
+        f"the Master's calls ended {results}; the session: {said(frames)}; "
+        f"the model said: {model_text(frames)!r}"
+    )
     assert results[0].payload.output == "glossary says nrut"
     assert "glossary says nrut" in model_text(frames)
     # One call, reported once (the runtime's, under the host tool's name): the agent's

@@ -11,7 +11,10 @@ the session's end: the runtime's rules), and a catalog published later is announ
 with ``notifications/tools/list_changed``. A publication ends once every agent-side client
 connected then has listed the new catalog and answered a ``ping`` after it (or
 ``relist_wait`` has passed): agents that re-list in the background (gemini-cli) then
-offer the new tools to the model of the next prompt, which the runtime sends after it."""
+offer the new tools to the model of the next prompt, which the runtime sends after it.
+A client that lists only once, when it connects (codex's), is answered only at the
+first publication (or after ``relist_wait``) if it lists before it; a later catalog
+cannot reach it, which the Master is told."""
 
 from __future__ import annotations
 
@@ -32,11 +35,14 @@ from rawp_adapter_acp import _host_http as http
 from rawp_adapter_acp._settings import HostToolsTransport
 from rawp_adapter_acp._translate import SERVER_NAME
 from rawp_adapters import HostToolCall, LineFramer, McpServer, OversizedLine, SessionContext
-from rawp_adapters.frames import HostTool
+from rawp_adapters.frames import AgentError, AgentErrorCode, HostTool
 
 _RELAY = Path(__file__).with_name("_mcp_relay.py")
 _MAX_LINE = 16 * 1024 * 1024
 _PROTOCOL = "2025-06-18"
+_LISTS_ONCE = frozenset({"codex-mcp-client"})
+"""MCP clients (``clientInfo.name``) that list a server's tools once, when they connect,
+and never again, ``list_changed`` or not."""
 _TOOL_USE_ID = "claudecode/toolUseId"
 """Where claude-agent-acp puts its own id of the call, which the Master then sees once."""
 _UNREADABLE = (
@@ -61,6 +67,7 @@ class HostToolServer:
         self._clients: set[_Client] = set()
         """The clients to tell of a new catalog (relays, HTTP sessions with a stream)."""
         self._sessions: dict[str, _Client] = {}
+        self._published = anyio.Event()
         self._first_listing = anyio.Event()
         self._first_lister: _Client | None = None
         self._prompted = False
@@ -88,7 +95,17 @@ class HostToolServer:
     async def publish(self, tools: Sequence[HostTool]) -> None:
         self._tools = list(tools)
         self._version += 1
-        clients = list(self._clients)
+        self._published.set()
+        clients = [c for c in self._clients if not (c.lists_once and c.has_listed)]
+        if len(clients) < len(self._clients):
+            await self._ctx.emit(
+                AgentError(
+                    severity="warning",
+                    error_code=AgentErrorCode.AGENT_ERROR,
+                    message="the agent lists the host tools only once, when it starts its "
+                    "MCP client: the catalog published now is not offered to its model",
+                )
+            )
         for client in clients:
             await client.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         with anyio.move_on_after(self._relist_wait):
@@ -107,10 +124,16 @@ class HostToolServer:
         if self._waited_for_first_listing or not self._tools:
             return
         self._waited_for_first_listing = True
-        with anyio.move_on_after(self._relist_wait):
+        with anyio.move_on_after(self._relist_wait) as waiting:
             await self._first_listing.wait()
             if self._first_lister is not None:
                 await self._first_lister.relisted(self._version)
+        if waiting.cancelled_caught:
+            self._ctx.log.warning(
+                "the agent's MCP client has not listed the host tools yet; "
+                "the prompt goes without them",
+                waited_s=self._relist_wait,
+            )
 
     async def _serve(self, stream: ByteStream) -> None:
         async with stream:
@@ -208,6 +231,9 @@ class HostToolServer:
         assert isinstance(params, dict)
         result: dict[str, Any]
         if method == "initialize":
+            info = params.get("clientInfo")
+            if isinstance(client, _Client) and isinstance(info, dict):
+                client.lists_once = info.get("name") in _LISTS_ONCE
             result = {
                 "protocolVersion": params.get("protocolVersion") or _PROTOCOL,
                 "capabilities": {"tools": {"listChanged": True}},
@@ -216,6 +242,9 @@ class HostToolServer:
         elif method == "ping":
             result = {}
         elif method == "tools/list":
+            if isinstance(client, _Client) and client.lists_once and not self._published.is_set():
+                with anyio.move_on_after(self._relist_wait):  # its only listing: the catalog's
+                    await self._published.wait()
             result = {
                 "tools": [
                     {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
@@ -282,9 +311,13 @@ class _Client:
         self._listed = 0
         self._changed = anyio.Event()
         self._pings: dict[str, anyio.Event] = {}
+        self.lists_once = False
+        """Whether the client lists the tools only when it connects (:data:`_LISTS_ONCE`)."""
+        self.has_listed = False
 
     def listed(self, version: int) -> None:
         """The client was sent the catalog of ``version``."""
+        self.has_listed = True
         self._listed = max(self._listed, version)
         self._changed.set()
         self._changed = anyio.Event()

@@ -55,7 +55,10 @@ class AcpSettings(AgentProcessSettings):
         description="Seconds a `tool.catalog.publish` waits for the agent's MCP clients "
         "connected to the host tools to list the new catalog (gemini-cli re-lists in the "
         "background on `list_changed`): the prompts sent after the publication then offer "
-        "the new tools. An agent that does not re-list costs this wait once per publication.",
+        "the new tools. An agent that does not re-list costs this wait once per publication. "
+        "Also how long a client that lists only once (codex's) waits, when it lists before "
+        "the first publication, for that catalog (codex gives a server 10 s to start), and "
+        "how long a prompt after the first waits for a client that has not listed yet.",
     )
     modes: dict[str, str] = Field(
         default_factory=lambda: {"plan": "plan", "default": "default"},
