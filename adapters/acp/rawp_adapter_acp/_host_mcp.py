@@ -126,8 +126,9 @@ class HostToolServer:
         self._waited_for_first_listing = True
         with anyio.move_on_after(self._relist_wait) as waiting:
             await self._first_listing.wait()
-            if self._first_lister is not None:
-                await self._first_lister.relisted(self._version)
+            lister = self._first_lister
+            if lister is not None:  # a client that lists once has what it will ever have
+                await lister.relisted(0 if lister.lists_once else self._version)
         if waiting.cancelled_caught:
             self._ctx.log.warning(
                 "the agent's MCP client has not listed the host tools yet; "
