@@ -515,7 +515,12 @@ def main(argv: list[str]) -> None:
         emit({"type": "ready", "version": "0.0.1-fake"})
     if "--deaf" in argv:
         hang()
+    # The reader thread starts with SIGUSR1 blocked: a signal delivered to it would leave
+    # the main thread asleep in its queue, the handler never run (CPython runs handlers on
+    # the main thread only, and only wakes it if the signal interrupts it).
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     threading.Thread(target=agent.read_stdin, daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
     while True:
         agent.handle(agent.next())
 
