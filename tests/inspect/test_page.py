@@ -106,7 +106,9 @@ def test_the_start_form_is_built_from_the_adapters_settings_and_reaches_its_agen
     expect(page.locator("#timeline [data-kind=error]")).to_contain_text("SPAWN_FAILED")
     page.click("#tab-raw")
     page.select_option("#type-filter", label="agent.error")
-    page.locator("#raw .row-item").click()
+    row = page.locator("#raw .row-item")
+    expect(row).to_have_count(1)  # the filter is applied when the view is next drawn
+    row.click()
     detail = page.locator("#detail").text_content() or ""
     printed = json.loads(detail.split("\n")[2])["payload"]["stderr_tail"].splitlines()
     assert printed[0] == str(tmp_path)
