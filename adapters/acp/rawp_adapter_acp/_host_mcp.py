@@ -115,9 +115,9 @@ class HostToolServer:
     async def before_prompt(self) -> None:
         """An agent that starts its MCP client only at its first prompt (codex-acp) sends
         that prompt's model request without the host tools, and a later one with them
-        only if the client has listed them by then. So a later prompt, while a catalog
-        is published and no client has listed one yet, waits for that listing (once, up
-        to ``relist_wait``)."""
+        only if the client has listed them by then. So the first later prompt while a
+        catalog is published waits for the first listing and a ``ping`` after it (once,
+        up to ``relist_wait``; at once when that listing is long done)."""
         if not self._prompted:
             self._prompted = True
             return
