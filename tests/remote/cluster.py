@@ -37,9 +37,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RPC_AGENT = REPO_ROOT / "tests" / "process" / "fakes" / "rpc_agent.py"
 WORKER = [sys.executable, "-m", "rawp_adapters.cli", "worker"]
 START_BOUND = 30.0
+"""Seconds a server or a worker may take to be ready."""
 READY = "event='ready'"
 """What a worker logs once it takes start requests."""
-"""Seconds a server or a worker may take to be ready."""
 _LISTENING = re.compile(rb"Listening for client connections on [\d.]+:(\d+)")
 _MONITORING = re.compile(rb"Starting http monitor on [\d.]+:(\d+)")
 
