@@ -96,7 +96,7 @@ class HostToolServer:
         self._tools = list(tools)
         self._version += 1
         self._published.set()
-        clients = [c for c in self._clients if not (c.lists_once and c.has_listed)]
+        clients = [c for c in self._clients if not (c.lists_once and c.has_listed())]
         if len(clients) < len(self._clients):
             await self._ctx.emit(
                 AgentError(
@@ -309,19 +309,20 @@ class _Client:
         self.stream = stream
         self._events = events
         self._lock = anyio.Lock()
-        self._listed = 0
+        self._listed = -1  # the version of the catalog it was last sent; -1: none yet
         self._changed = anyio.Event()
         self._pings: dict[str, anyio.Event] = {}
         self.lists_once = False
         """Whether the client lists the tools only when it connects (:data:`_LISTS_ONCE`)."""
-        self.has_listed = False
 
     def listed(self, version: int) -> None:
         """The client was sent the catalog of ``version``."""
-        self.has_listed = True
         self._listed = max(self._listed, version)
         self._changed.set()
         self._changed = anyio.Event()
+
+    def has_listed(self) -> bool:
+        return self._listed >= 0
 
     async def relisted(self, version: int) -> None:
         """Until the client has listed the catalog of ``version`` and handled that answer:
