@@ -5,6 +5,10 @@
   its first line (``ready``).
 - **serve --stdio**: from spawning ``rawp-adapters serve --stdio --adapter process``
   with that agent as its command to the ``session.capabilities`` line on its stdout.
+- **serve --stdio --warm**: the same command with ``--warm``, as a Master spawns it per
+  session once the installation's warm server is up (the first ``--warm`` start, made
+  before the runs, starts it): the launcher hands its stdio to a process the server
+  forks. The CPU figure is the launcher's and that session process's.
 - **serve --listen**: from connecting to a resident ``rawp-adapters serve --listen
   PATH`` (the same adapter and agent, started once before the runs) to the
   ``session.capabilities`` line on that connection: what a Master that keeps one
@@ -23,8 +27,8 @@ warm-up writes the bytecode of the modules edited since it was last written; wit
 each start would compile those again (about half a millisecond per 100 lines).
 Runs alternate (agent, bridge, listen, import, libraries, interpreter) so the
 machine's drift hits each alike; each figure is the median. **Target (issue 19):
-bridge minus agent < 100 ms**, met by ``serve --listen``; a fresh ``serve --stdio``
-pays an interpreter and its imports on top.
+bridge minus agent < 100 ms**, met by ``serve --stdio --warm`` and ``serve --listen``;
+a fresh ``serve --stdio`` pays an interpreter and its imports on top.
 Beside each time, the CPU the process itself used until then (its children's aside):
 on a machine where other work shares the CPUs it moves far less than the time does.
 
@@ -36,15 +40,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import select
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from statistics import median
 
@@ -74,17 +80,24 @@ COMPILING_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYT
 """The environment of every process measured: bytecode written once, as installed."""
 
 
-def until_line(command: Sequence[str], marker: bytes) -> tuple[float, float]:
+def until_line(
+    command: Sequence[str],
+    marker: bytes,
+    *,
+    env: dict[str, str] = COMPILING_ENV,
+    children_of: Sequence[int] = (),
+) -> tuple[float, float]:
     """Seconds from spawning ``command`` to the first line of its stdout that holds
-    ``marker``, and the CPU seconds the process used until then; the process is then
-    ended by closing its stdin."""
+    ``marker``, and the CPU seconds the process (and the children of ``children_of``:
+    a warm server's session process) used until then; the process is then ended by
+    closing its stdin."""
     started = time.perf_counter()
     with subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=COMPILING_ENV,
+        env=env,
     ) as child:
         assert child.stdin is not None
         assert child.stdout is not None
@@ -99,9 +112,28 @@ def until_line(command: Sequence[str], marker: bytes) -> tuple[float, float]:
                 break
         elapsed = time.perf_counter() - started
         cpu = cpu_seconds(child.pid)
+        for parent in children_of:
+            cpu += sum(cpu_seconds(c.pid) for c in psutil.Process(parent).children())
         child.stdin.close()
         child.wait(_WAIT_S)
     return elapsed, cpu
+
+
+@contextmanager
+def warm_server(command: Sequence[str], where: Path) -> Iterator[tuple[dict[str, str], int]]:
+    """The installation's warm server, started by a first ``--warm`` start of
+    ``command`` with its sockets in ``where``: yields the environment that reaches it
+    and its pid, and stops it at the end."""
+    where.mkdir(mode=0o700)
+    env = dict(COMPILING_ENV, RAWP_ADAPTERS_WARM_DIR=str(where))
+    until_line(command, b'"session.capabilities"', env=env)  # starts it, imports the adapter
+    (log,) = where.glob("*.log")
+    (pid,) = re.findall(r"warm server (\d+): listening", log.read_text())
+    try:
+        yield env, int(pid)
+    finally:
+        with suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGTERM)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -183,17 +215,27 @@ def main() -> None:
         measured: dict[str, list[tuple[float, float]]] = {
             "agent": [],
             "bridge": [],
+            "warm": [],
             "listen": [],
             "import": [],
             "libraries": [],
             "bare": [],
         }
+        warm = [*bridge[:3], "--warm", *bridge[3:]]
         until_line(bridge, b'"session.capabilities"')  # warm the page cache
-        with listening(resident, socket_path) as server:
+        with (
+            listening(resident, socket_path) as server,
+            warm_server(warm, Path(workspace, "warm")) as (warm_env, warm_pid),
+        ):
             until_capabilities(socket_path, server)  # the first session imports the adapter
             for _ in range(args.runs):
                 measured["agent"].append(until_line(agent, b'"ready"'))
                 measured["bridge"].append(until_line(bridge, b'"session.capabilities"'))
+                measured["warm"].append(
+                    until_line(
+                        warm, b'"session.capabilities"', env=warm_env, children_of=[warm_pid]
+                    )
+                )
                 measured["listen"].append(until_capabilities(socket_path, server))
                 measured["import"].append(
                     until_exit([sys.executable, "-c", "import rawp_adapters.cli"])
@@ -223,6 +265,7 @@ def main() -> None:
         [
             row("agent alone: its ready line (baseline)", "agent", None),
             row("serve --stdio: session.capabilities", "bridge", "agent"),
+            row("serve --stdio --warm: session.capabilities", "warm", "agent"),
             row("serve --listen: connect to capabilities", "listen", "agent"),
             row("the libraries alone: their ready line", "libraries", "agent"),
             row("python -c pass", "bare", None),

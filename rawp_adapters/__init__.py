@@ -19,9 +19,9 @@ Each name is imported from its module when first used: a ``serve --stdio`` bridg
 imports only what it runs.
 """
 
-from typing import TYPE_CHECKING
-
 from rawp_adapters._lazy import lazy_exports
+
+TYPE_CHECKING = False  # typing's own costs the warm launcher (this package) milliseconds
 
 if TYPE_CHECKING:
     from rawp_adapters._adapter import (

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself costs the warm launcher milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
 
 def lazy_exports(

@@ -35,12 +35,28 @@ class InstalledAdapter:
     """Set for a plugin registered as ``<adapter_type>.<protocol>``."""
 
 
+_held: dict[str, dict[str, EntryPoint]] | None = None
+"""Each group's entry points once read, when :func:`hold_entry_points` was called."""
+
+
+def hold_entry_points() -> None:
+    """Read each group's entry points once from now on (reading searches every
+    distribution on ``sys.path``). For the warm server, which forks the sessions and
+    steps down when a directory on ``sys.path`` changes, as installing a plugin does."""
+    global _held
+    _held = {}
+
+
 def entry_points_by_name(group: str) -> dict[str, EntryPoint]:
     """The entry points of a plugin ``group`` by name; the first registration of a name
     wins. For adapters' own plugin groups too (the SDK adapter's cores use it)."""
+    if _held is not None and group in _held:
+        return dict(_held[group])
     found: dict[str, EntryPoint] = {}
     for ep in entry_points(group=group):
         found.setdefault(ep.name, ep)
+    if _held is not None:
+        _held[group] = dict(found)
     return found
 
 

@@ -79,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.listen is not None:
         from rawp_adapters.cli._commands import listen_command
 
+        if args.warm:
+            parser.error("--warm goes with --stdio")
+
         return listen_command(
             partial(_adapter_with, args),
             path=args.listen,
@@ -303,6 +306,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="stay up and serve a session per connection on the Unix socket PATH (mode "
         "0600); each connection opens with a line naming its session, then speaks as "
         "--stdio does; a Master pays the interpreter's start once",
+    )
+    serve.add_argument(
+        "--warm",
+        action="store_true",
+        help="with --stdio: run the session in a process forked from this installation's "
+        "warm server, which has the bridge imported (started by the first --warm start, "
+        "it exits after 10 minutes without a session): a bridge per session then starts "
+        "in tens of milliseconds; the environment, directory, stdio and signals are "
+        "this command's, as without it",
     )
     serve.add_argument(
         "--max-line-bytes",

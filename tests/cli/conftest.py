@@ -132,13 +132,13 @@ class Bridge:
 
 @asynccontextmanager
 async def serve(
-    *args: str, env: dict[str, str] | None, cwd: Path, stderr: Path
+    *args: str, env: dict[str, str] | None, cwd: Path, stderr: Path, cli: list[str] = CLI
 ) -> AsyncIterator[Bridge]:
     """``rawp-adapters serve --stdio ARGS`` with its stderr in a file; killed if still
     running when the block ends."""
     with stderr.open("wb") as err:
         process = await anyio.open_process(
-            [*CLI, "serve", "--stdio", *args], env=env, cwd=cwd, stderr=err
+            [*cli, "serve", "--stdio", *args], env=env, cwd=cwd, stderr=err
         )
         async with process:
             try:

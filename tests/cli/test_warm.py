@@ -1,0 +1,299 @@
+"""``rawp-adapters serve --stdio --warm`` as a Master spawns it: the session runs in a
+process forked from the installation's warm server, on the Master's own pipes, with the
+launcher's environment, directory, signals and exit (the start's time is measured in
+``benchmarks/bench_cold_start.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from rawp_adapters.testing import assert_valid_stream
+from tests.cli.conftest import WAIT, Bridge, frames_of, serve
+from tests.process.helpers import fake_command
+
+pytestmark = pytest.mark.anyio
+
+COMMAND = [str(Path(sys.executable).with_name("rawp-adapters"))]
+"""The console script, as a Master runs it (``python -m`` would put each working
+directory on ``sys.path``: a server per directory)."""
+OPEN_FILES = resource.getrlimit(resource.RLIMIT_NOFILE)
+LISTENING = re.compile(r"warm server (\d+): listening")
+
+
+class WarmServers:
+    """The warm servers of one test: their own directory, found by their log."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self.env = dict(os.environ, RAWP_ADAPTERS_WARM_DIR=str(where))
+        self.env["RAWP_ADAPTERS_WARM_IDLE_S"] = "60"
+
+    def log(self) -> str:
+        return "".join(log.read_text() for log in self.where.glob("*.log"))
+
+    def started(self) -> list[int]:
+        return [int(pid) for pid in LISTENING.findall(self.log())]
+
+    def stop(self) -> None:
+        for pid in self.started():
+            try:
+                server = psutil.Process(pid)
+                if "rawp_adapters._warm._server" in server.cmdline():
+                    server.kill()
+            except psutil.Error:
+                continue
+
+
+@pytest.fixture
+def warm(tmp_path: Path) -> Iterator[WarmServers]:
+    where = tmp_path / "warm"
+    where.mkdir(mode=0o700)
+    servers = WarmServers(where)
+    yield servers
+    servers.stop()
+
+
+def process_args(workspace: Path | str, command: list[str] | None = None) -> list[str]:
+    settings = {"command": command or fake_command("--terminal"), "agent_name": "fake"}
+    return [
+        "--warm",
+        "--adapter",
+        "process",
+        "--settings-json",
+        json.dumps(settings),
+        "--workspace",
+        str(workspace),
+    ]
+
+
+def start(
+    args: list[str], *, env: dict[str, str], cwd: Path, umask: int = 0o022, files: int = 0
+) -> subprocess.CompletedProcess[bytes]:
+    """One session as a Master that sends nothing runs it, with this umask and, if
+    given, this soft limit on open files: its frames, then its exit."""
+
+    def limited() -> None:
+        os.umask(umask)
+        if files:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (files, OPEN_FILES[1]))
+
+    return subprocess.run(
+        [*COMMAND, "serve", "--stdio", *args],
+        env=env,
+        cwd=cwd,
+        input=b"",
+        capture_output=True,
+        timeout=WAIT,
+        preexec_fn=limited,
+    )
+
+
+def start_whole(args: list[str], *, env: dict[str, str], cwd: Path, **limits: int) -> None:
+    done = start(args, env=env, cwd=cwd, **limits)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"starting cold" not in done.stderr
+    assert frames_of(done.stdout)[-1]["type"] == "session.closed"
+
+
+async def one_turn(bridge: Bridge) -> list[dict[str, Any]]:
+    """A prompt to an agent that is up, its turn, then the end of the session."""
+    await bridge.send("control.prompt.request", {"prompt_id": "p1", "text": "hi"}, seq=1)
+    end = await bridge.until("session.turn.end")
+    assert end["payload"]["stop_reason"] == "end_turn"
+    await bridge.close_stdin()
+    return await bridge.rest()
+
+
+async def test_warm_starts_serve_whole_sessions_from_one_server_that_forks_them(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    for run in range(2):
+        err = tmp_path / f"err{run}"
+        async with serve(
+            *process_args(tmp_path), env=warm.env, cwd=tmp_path, stderr=err, cli=COMMAND
+        ) as bridge:
+            await bridge.until("agent.state.changed", state="idle")
+            # The launcher forked nothing: the session's process and the agent are the
+            # server's descendants.
+            launcher = psutil.Process(bridge.process.pid)
+            assert launcher.children(recursive=True) == []
+            (server,) = warm.started()
+            assert any(
+                "rpc_agent" in " ".join(p.cmdline())
+                for p in psutil.Process(server).children(recursive=True)
+            )
+            frames = await one_turn(bridge)
+            assert await bridge.exit_code() == 0, err.read_text()
+        assert frames[0]["type"] == "session.capabilities"
+        assert frames[-1]["type"] == "session.closed"
+        assert_valid_stream(frames)
+    assert len(warm.started()) == 1, warm.log()
+
+
+def test_the_agent_gets_each_launchers_environment_directory_umask_and_limits(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    seen = tmp_path / "seen"
+    report = 'echo "$WARM_PROBE $(pwd) $(umask) $(ulimit -n)" >> "$0"; exec "$@"'
+    command = ["sh", "-c", report, str(seen), *fake_command("--terminal")]
+    for run, mask, files in ((1, 0o022, 0), (2, 0o027, 500)):
+        here = tmp_path / f"cwd{run}"
+        (here / "ws").mkdir(parents=True)
+        env = dict(warm.env, WARM_PROBE=f"probe{run}")
+        start_whole(process_args("ws", command), env=env, cwd=here, umask=mask, files=files)
+    assert seen.read_text().splitlines() == [
+        f"probe1 {tmp_path / 'cwd1' / 'ws'} 0022 {OPEN_FILES[0]}",
+        f"probe2 {tmp_path / 'cwd2' / 'ws'} 0027 500",
+    ]
+    assert len(warm.started()) == 1
+
+
+def test_the_warm_server_holds_no_launchers_credentials(tmp_path: Path, warm: WarmServers) -> None:
+    seen = tmp_path / "seen"
+    command = ["sh", "-c", 'echo "$API_TOKEN" > "$0"; exec "$@"', str(seen)]
+    command += fake_command("--terminal")
+    env = dict(warm.env, API_TOKEN="secret-of-the-first-session")
+    start_whole(process_args(tmp_path, command), env=env, cwd=tmp_path)
+    assert seen.read_text() == "secret-of-the-first-session\n"
+    (server,) = warm.started()
+    assert "API_TOKEN" not in psutil.Process(server).environ()
+
+
+async def test_sigterm_to_the_launcher_ends_the_session_as_it_ends_a_cold_bridge(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    codes = []
+    for warm_flag in (True, False):
+        args = process_args(tmp_path)
+        if not warm_flag:
+            args.remove("--warm")
+        async with serve(
+            *args, env=warm.env, cwd=tmp_path, stderr=tmp_path / "err", cli=COMMAND
+        ) as bridge:
+            await bridge.until("agent.state.changed", state="idle")
+            bridge.process.send_signal(signal.SIGTERM)
+            frames = await bridge.rest()
+            codes.append(await bridge.exit_code())
+        assert frames[-1]["type"] == "session.closed"
+        assert_valid_stream(frames)
+    assert codes == [128 + signal.SIGTERM] * 2
+
+
+async def test_a_launcher_killed_outright_ends_its_session_and_leaves_no_process(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    async with serve(
+        *process_args(tmp_path), env=warm.env, cwd=tmp_path, stderr=tmp_path / "err"
+    ) as bridge:
+        await bridge.until("agent.state.changed", state="idle")
+        (server,) = warm.started()
+        session = psutil.Process(server).children()
+        left = [*session, *(p for s in session for p in s.children(recursive=True))]
+        assert left, "the session's process and its agent run under the server"
+        bridge.process.kill()
+        frames = await bridge.rest()  # the session's process still has the Master's stdout
+    assert frames[-1]["type"] == "session.closed"
+    assert_valid_stream(frames)
+    _, alive = psutil.wait_procs(left, timeout=WAIT)
+    assert alive == []
+
+
+async def test_a_session_process_that_dies_by_a_signal_takes_its_launcher_the_same_way(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    async with serve(
+        *process_args(tmp_path), env=warm.env, cwd=tmp_path, stderr=tmp_path / "err"
+    ) as bridge:
+        await bridge.until("agent.state.changed", state="idle")
+        (server,) = warm.started()
+        (session,) = psutil.Process(server).children()
+        session.kill()
+        assert await bridge.exit_code() == -signal.SIGKILL
+
+
+def test_bad_arguments_fail_as_they_fail_cold(tmp_path: Path, warm: WarmServers) -> None:
+    results = []
+    for flags in (["--warm"], []):
+        done = start([*flags, "--adapter", "no-such-adapter"], env=warm.env, cwd=tmp_path)
+        results.append((done.returncode, done.stdout, done.stderr.decode()))
+    assert results[0] == results[1]
+    assert results[0][0] == 2
+    assert "no-such-adapter" in results[0][2]
+
+
+def test_a_server_whose_code_changed_on_disk_steps_down_for_a_fresh_one(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    plugins = tmp_path / "on-sys-path"
+    plugins.mkdir()
+    env = dict(
+        warm.env, PYTHONPATH=os.pathsep.join([str(plugins), os.environ.get("PYTHONPATH", "")])
+    )
+
+    start_whole(process_args(tmp_path), env=env, cwd=tmp_path)
+    (plugins / "output.txt").write_text("")  # a directory on sys.path may be a workspace
+    start_whole(process_args(tmp_path), env=env, cwd=tmp_path)
+    assert len(warm.started()) == 1
+    (plugins / "rawp_new_plugin-1.0.dist-info").mkdir()  # as installing one does
+    start_whole(process_args(tmp_path), env=env, cwd=tmp_path)
+    assert len(warm.started()) == 2, warm.log()
+    assert f"{plugins} changed on disk; stepping down" in warm.log()
+
+
+def test_starts_that_come_together_share_the_one_server_they_start(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    launches = [
+        subprocess.Popen(
+            [*COMMAND, "serve", "--stdio", *process_args(tmp_path)],
+            env=warm.env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(6)
+    ]
+    for launch in launches:
+        stdout, stderr = launch.communicate(timeout=WAIT * 2)
+        assert launch.returncode == 0, stderr.decode()
+        assert b"starting cold" not in stderr
+        assert frames_of(stdout)[-1]["type"] == "session.closed"
+    assert len(warm.started()) == 1, warm.log()
+
+
+def test_an_idle_server_exits(tmp_path: Path, warm: WarmServers) -> None:
+    env = dict(warm.env, RAWP_ADAPTERS_WARM_IDLE_S="0.5")
+    start_whole(process_args(tmp_path), env=env, cwd=tmp_path)
+    (server,) = warm.started()
+    try:
+        _, alive = psutil.wait_procs([psutil.Process(server)], timeout=WAIT)
+    except psutil.NoSuchProcess:
+        alive = []
+    assert alive == []
+    assert "idle; exiting" in warm.log()
+
+
+def test_the_launcher_imports_none_of_what_a_cold_bridge_pays_for() -> None:
+    listed = subprocess.run(
+        [sys.executable, "-c", "import sys, rawp_adapters._warm._launch; print(*sys.modules)"],
+        capture_output=True,
+        check=True,
+        timeout=WAIT,
+    )
+    modules = set(listed.stdout.decode().split())
+    assert modules.isdisjoint(
+        {"pydantic", "anyio", "typing", "json", "pathlib", "re", "enum", "selectors"}
+    )
