@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,10 @@ class WarmServers:
 
     def started(self) -> list[int]:
         return [int(pid) for pid in LISTENING.findall(self.log())]
+
+    def serve(self, *args: str, cwd: Path, stderr: Path) -> AbstractAsyncContextManager[Bridge]:
+        """``rawp-adapters serve --stdio ARGS`` reaching these servers."""
+        return serve(*args, env=self.env, cwd=cwd, stderr=stderr, cli=COMMAND)
 
     def stop(self) -> None:
         for pid in self.started():
@@ -121,9 +126,7 @@ async def test_warm_starts_serve_whole_sessions_from_one_server_that_forks_them(
 ) -> None:
     for run in range(2):
         err = tmp_path / f"err{run}"
-        async with serve(
-            *process_args(tmp_path), env=warm.env, cwd=tmp_path, stderr=err, cli=COMMAND
-        ) as bridge:
+        async with warm.serve(*process_args(tmp_path), cwd=tmp_path, stderr=err) as bridge:
             await bridge.until("agent.state.changed", state="idle")
             # The launcher forked nothing: the session's process and the agent are the
             # server's descendants.
@@ -179,9 +182,7 @@ async def test_sigterm_to_the_launcher_ends_the_session_as_it_ends_a_cold_bridge
         args = process_args(tmp_path)
         if not warm_flag:
             args.remove("--warm")
-        async with serve(
-            *args, env=warm.env, cwd=tmp_path, stderr=tmp_path / "err", cli=COMMAND
-        ) as bridge:
+        async with warm.serve(*args, cwd=tmp_path, stderr=tmp_path / "err") as bridge:
             await bridge.until("agent.state.changed", state="idle")
             bridge.process.send_signal(signal.SIGTERM)
             frames = await bridge.rest()
@@ -194,9 +195,7 @@ async def test_sigterm_to_the_launcher_ends_the_session_as_it_ends_a_cold_bridge
 async def test_a_launcher_killed_outright_ends_its_session_and_leaves_no_process(
     tmp_path: Path, warm: WarmServers
 ) -> None:
-    async with serve(
-        *process_args(tmp_path), env=warm.env, cwd=tmp_path, stderr=tmp_path / "err"
-    ) as bridge:
+    async with warm.serve(*process_args(tmp_path), cwd=tmp_path, stderr=tmp_path / "err") as bridge:
         await bridge.until("agent.state.changed", state="idle")
         (server,) = warm.started()
         session = psutil.Process(server).children()
@@ -213,9 +212,7 @@ async def test_a_launcher_killed_outright_ends_its_session_and_leaves_no_process
 async def test_a_session_process_that_dies_by_a_signal_takes_its_launcher_the_same_way(
     tmp_path: Path, warm: WarmServers
 ) -> None:
-    async with serve(
-        *process_args(tmp_path), env=warm.env, cwd=tmp_path, stderr=tmp_path / "err"
-    ) as bridge:
+    async with warm.serve(*process_args(tmp_path), cwd=tmp_path, stderr=tmp_path / "err") as bridge:
         await bridge.until("agent.state.changed", state="idle")
         (server,) = warm.started()
         (session,) = psutil.Process(server).children()
