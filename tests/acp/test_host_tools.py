@@ -325,7 +325,7 @@ async def publish_beside_a_silent_client(d: SessionDriver, port: int, token: str
 
 
 async def test_the_host_tools_server_answers_only_with_the_sessions_token_and_outlives_a_reset(
-    anyio_backend: str, servers: dict[str, str], tmp_path: Path
+    anyio_backend: str, servers: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     if anyio_backend != "asyncio":
         pytest.skip("runs on asyncio only (see the module docstring)")
@@ -354,4 +354,5 @@ async def test_the_host_tools_server_answers_only_with_the_sessions_token_and_ou
     assert json.loads(over_http.split(b"\r\n\r\n", 1)[1])["result"]["tools"][0]["name"] == "echo"
     assert refused_over_http.startswith(b"HTTP/1.1 401 ")
     assert json.loads(announced)["method"] == "notifications/tools/list_changed"
+    assert "has not listed the new host tools yet" in caplog.text  # said, not silent
     assert turn.stop_reason == "end_turn"

@@ -108,9 +108,15 @@ class HostToolServer:
             )
         for client in clients:
             await client.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-        with anyio.move_on_after(self._relist_wait):
+        with anyio.move_on_after(self._relist_wait) as waiting:
             for client in clients:
                 await client.relisted(self._version)
+        if waiting.cancelled_caught:
+            self._ctx.log.warning(
+                "an MCP client of the agent has not listed the new host tools yet; "
+                "the next prompt may go without them",
+                waited_s=self._relist_wait,
+            )
 
     async def before_prompt(self) -> None:
         """An agent that starts its MCP client only at its first prompt (codex-acp) sends
