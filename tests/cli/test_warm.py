@@ -10,6 +10,7 @@ import os
 import re
 import resource
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -281,6 +282,30 @@ def test_an_idle_server_exits(tmp_path: Path, warm: WarmServers) -> None:
         alive = []
     assert alive == []
     assert "idle; exiting" in warm.log()
+
+
+def test_a_bad_start_on_the_servers_socket_is_refused_and_the_server_goes_on(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    start_whole(process_args(tmp_path), env=warm.env, cwd=tmp_path)
+    (sock,) = warm.where.glob("*.sock")
+    for bad in (b"\xff\xff\xff\xff", b"\x00\x00\x00\x05junk!", b"\x00\x00"):
+        with socket.socket(socket.AF_UNIX) as hostile:
+            hostile.settimeout(WAIT)
+            hostile.connect(str(sock))
+            hostile.sendall(bad)
+            hostile.shutdown(socket.SHUT_WR)
+            assert hostile.recv(100) == b""  # closed on it, nothing forked
+    start_whole(process_args(tmp_path), env=warm.env, cwd=tmp_path)
+    assert len(warm.started()) == 1
+    assert warm.log().count("a start that could not be read") == 3
+
+
+def test_warm_goes_with_stdio_only(tmp_path: Path, warm: WarmServers) -> None:
+    listen = [*COMMAND, "serve", "--warm", "--listen", str(tmp_path / "s.sock")]
+    done = subprocess.run(listen, env=warm.env, capture_output=True, timeout=WAIT)
+    assert done.returncode == 2
+    assert b"--warm goes with --stdio" in done.stderr
 
 
 def test_the_launcher_imports_none_of_what_a_cold_bridge_pays_for() -> None:
