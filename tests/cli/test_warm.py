@@ -193,6 +193,24 @@ async def test_sigterm_to_the_launcher_ends_the_session_as_it_ends_a_cold_bridge
     assert codes == [128 + signal.SIGTERM] * 2
 
 
+async def test_a_server_told_to_stop_lets_its_sessions_finish_and_a_fresh_one_takes_over(
+    tmp_path: Path, warm: WarmServers
+) -> None:
+    async with warm.serve(*process_args(tmp_path), cwd=tmp_path, stderr=tmp_path / "err") as bridge:
+        await bridge.until("agent.state.changed", state="idle")
+        (pid,) = warm.started()
+        server = psutil.Process(pid)
+        server.terminate()
+        frames = await one_turn(bridge)  # the session goes on to its end
+        assert await bridge.exit_code() == 0
+    assert frames[-1]["type"] == "session.closed"
+    _, alive = psutil.wait_procs([server], timeout=WAIT)
+    assert alive == []  # gone once its session ended
+    start_whole(process_args(tmp_path), env=warm.env, cwd=tmp_path)
+    assert len(warm.started()) == 2
+    assert "signalled; stepping down" in warm.log()
+
+
 async def test_a_launcher_killed_outright_ends_its_session_and_leaves_no_process(
     tmp_path: Path, warm: WarmServers
 ) -> None:
