@@ -27,6 +27,7 @@ from rawp_adapters._warm._place import (
     log_path,
     runtime_dir,
     server_key,
+    socket_address,
     socket_path,
 )
 
@@ -64,7 +65,7 @@ def launch(argv: list[str]) -> int | None:
             finally:
                 connection.close()
         raise Refused("a fresh warm server also stepped down")
-    except Refused as exc:
+    except (Refused, OSError) as exc:  # the warm path never fails a start
         sys.stderr.write(f"rawp-adapters: --warm: {exc}; starting cold\n")
         forwarder.restore()
         return None
@@ -72,7 +73,7 @@ def launch(argv: list[str]) -> int | None:
 
 def _connected(where: str, key: str) -> _socket.socket:
     """A connection to the warm server, started (and waited for) if none listens."""
-    path = socket_path(where, key)
+    path = socket_address(socket_path(where, key))
     try:
         return _connect(path)
     except _ABSENT:

@@ -28,6 +28,7 @@ IDLE_ENV = "RAWP_ADAPTERS_WARM_IDLE_S"
 """Seconds a server with no session waits for one before it exits (default 600)."""
 DEFAULT_IDLE_S = 600.0
 
+_SOCKET_PATH_MAX = 107
 LENGTH = struct.Struct("!I")
 FDS = struct.Struct("3i")
 """The handed descriptors as ``SCM_RIGHTS`` carries them."""
@@ -85,6 +86,16 @@ def runtime_dir() -> str:
 
 def socket_path(where: str, key: str) -> str:
     return os.path.join(where, f"warm-{key}.sock")
+
+
+def socket_address(path: str) -> str:
+    """``path`` as ``bind`` and ``connect`` take it: one longer than a socket address
+    holds (107 bytes) is reached through a descriptor of its directory, kept open for
+    the process's life (``/proc/self/fd/N/NAME``)."""
+    if len(os.fsencode(path)) <= _SOCKET_PATH_MAX:
+        return path
+    directory = os.open(os.path.dirname(path), os.O_PATH)
+    return f"/proc/self/fd/{directory}/{os.path.basename(path)}"
 
 
 def lock_path(where: str, key: str) -> str:

@@ -33,6 +33,7 @@ from rawp_adapters._warm._place import (
     REFUSED_STALE,
     idle_seconds,
     lock_path,
+    socket_address,
     socket_path,
     unpack_length,
 )
@@ -56,7 +57,8 @@ def main() -> int:
             launcher.write(b"taken\n")  # another server of this key is up, or starting
             return 0
         preload()
-        server = _Server(key, lock, _listen(socket_path(where, key)), CodeOnDisk())
+        listener = _listen(socket_address(socket_path(where, key)))
+        server = _Server(key, lock, listener, CodeOnDisk())
         server.stop_on(signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
         _log(f"listening at {socket_path(where, key)}")
         launcher.write(b"listening\n")

@@ -319,6 +319,21 @@ def test_a_bad_start_on_the_servers_socket_is_refused_and_the_server_goes_on(
     assert warm.log().count("a start that could not be read") == 3
 
 
+def test_a_socket_directory_deeper_than_a_socket_address_holds_still_serves(
+    tmp_path: Path,
+) -> None:
+    deep = tmp_path.joinpath(*["a-directory-name-of-some-length"] * 4)
+    deep.mkdir(parents=True, mode=0o700)
+    servers = WarmServers(deep)
+    try:
+        assert len(str(deep / "warm-0123456789ab.sock")) > 108
+        start_whole(process_args(tmp_path), env=servers.env, cwd=tmp_path)
+        start_whole(process_args(tmp_path), env=servers.env, cwd=tmp_path)
+        assert len(servers.started()) == 1
+    finally:
+        servers.stop()
+
+
 def test_warm_goes_with_stdio_only(tmp_path: Path, warm: WarmServers) -> None:
     listen = [*COMMAND, "serve", "--warm", "--listen", str(tmp_path / "s.sock")]
     done = subprocess.run(listen, env=warm.env, capture_output=True, timeout=WAIT)
