@@ -10,8 +10,11 @@ import json
 import math
 import os
 import platform
+import re
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import psutil
@@ -125,3 +128,23 @@ def build_text_deltas(mib: int) -> tuple[Path, int]:
     block = b"\n".join(deltas) + b"\n"
     path, repeats = repeat_to_file(block, mib, "omp-text-deltas")
     return path, len(deltas) * repeats
+
+
+@contextmanager
+def warm_server(
+    where: Path, env: Mapping[str, str], start: Callable[[dict[str, str]], object]
+) -> Iterator[tuple[dict[str, str], int]]:
+    """The installation's warm server, its sockets in ``where`` (made here), started by
+    ``start``: one ``--warm`` start in the environment given it, which also has the
+    server import the adapter. Yields that environment and the server's pid; the
+    server is told to stop (SIGTERM) at the end."""
+    where.mkdir(mode=0o700)
+    warm_env = {**env, "RAWP_ADAPTERS_WARM_DIR": str(where)}
+    start(warm_env)
+    (log,) = where.glob("*.log")
+    (pid,) = re.findall(r"warm server (\d+): listening", log.read_text())
+    try:
+        yield warm_env, int(pid)
+    finally:
+        with suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGTERM)

@@ -27,21 +27,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from benchmarks._common import MIB, Cell, print_machine, print_table, ratio
+from benchmarks._common import MIB, Cell, print_machine, print_table, ratio, warm_server
 
 CLI = Path(sys.executable).with_name("rawp-adapters")
 AGENT = Path(__file__).with_name("_idle_agent.sh")
@@ -137,29 +135,6 @@ def run(n: int, workspace: Path, env: dict[str, str], *, server: int | None) -> 
     return Figures(opened, pss / n / MIB, uss / n / MIB, closed)
 
 
-@contextmanager
-def warm_server(workspace: Path) -> Iterator[tuple[dict[str, str], int]]:
-    """The warm server of this run (its own directory), started by one warm start:
-    the environment that reaches it and its pid; stopped at the end."""
-    where = workspace / "warm"
-    where.mkdir(mode=0o700)
-    env = dict(os.environ, RAWP_ADAPTERS_WARM_DIR=str(where))
-    _one_warm_start(workspace, env)
-    (log,) = where.glob("*.log")
-    (pid,) = re.findall(r"warm server (\d+): listening", log.read_text())
-    try:
-        yield env, int(pid)
-    finally:
-        with suppress(ProcessLookupError):
-            os.kill(int(pid), signal.SIGTERM)
-
-
-def _one_warm_start(workspace: Path, env: dict[str, str]) -> None:
-    subprocess.run(
-        bridge(workspace, warm=True), input=b"", capture_output=True, env=env, check=True
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--large", action="store_true", help=f"add {LARGE} bridges")
@@ -178,7 +153,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rawp-bench-") as tmp:
         workspace = Path(tmp)
         env = dict(os.environ)
-        with warm_server(workspace) as (warm_env, server):
+
+        def one_warm_start(env: dict[str, str]) -> None:
+            command = bridge(workspace, warm=True)
+            subprocess.run(command, input=b"", capture_output=True, env=env, check=True)
+
+        with warm_server(workspace / "warm", env, one_warm_start) as (warm_env, server):
             for n in sizes:
                 fresh[n] = run(n, workspace, env, server=None)
                 warm[n] = run(n, workspace, warm_env, server=server)

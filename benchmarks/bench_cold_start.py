@@ -40,23 +40,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
 import select
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from statistics import median
 
 import psutil
 
-from benchmarks._common import Cell, agent_command, print_machine, print_table
+from benchmarks._common import Cell, agent_command, print_machine, print_table, warm_server
 
 CLI = Path(sys.executable).with_name("rawp-adapters")
 """The console script a Master spawns (the venv's ``rawp-adapters``)."""
@@ -117,23 +115,6 @@ def until_line(
         child.stdin.close()
         child.wait(_WAIT_S)
     return elapsed, cpu
-
-
-@contextmanager
-def warm_server(command: Sequence[str], where: Path) -> Iterator[tuple[dict[str, str], int]]:
-    """The installation's warm server, started by a first ``--warm`` start of
-    ``command`` with its sockets in ``where``: yields the environment that reaches it
-    and its pid, and stops it at the end."""
-    where.mkdir(mode=0o700)
-    env = dict(COMPILING_ENV, RAWP_ADAPTERS_WARM_DIR=str(where))
-    until_line(command, b'"session.capabilities"', env=env)  # starts it, imports the adapter
-    (log,) = where.glob("*.log")
-    (pid,) = re.findall(r"warm server (\d+): listening", log.read_text())
-    try:
-        yield env, int(pid)
-    finally:
-        with suppress(ProcessLookupError):
-            os.kill(int(pid), signal.SIGTERM)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -222,10 +203,17 @@ def main() -> None:
             "bare": [],
         }
         warm = [*bridge[:3], "--warm", *bridge[3:]]
+
+        def first_warm_start(env: dict[str, str]) -> None:  # it imports the adapter too
+            until_line(warm, b'"session.capabilities"', env=env)
+
         until_line(bridge, b'"session.capabilities"')  # warm the page cache
         with (
             listening(resident, socket_path) as server,
-            warm_server(warm, Path(workspace, "warm")) as (warm_env, warm_pid),
+            warm_server(Path(workspace, "warm"), COMPILING_ENV, first_warm_start) as (
+                warm_env,
+                warm_pid,
+            ),
         ):
             until_capabilities(socket_path, server)  # the first session imports the adapter
             for _ in range(args.runs):
