@@ -113,13 +113,20 @@ def load_adapter_class(adapter_type: str, protocol: str | None = None) -> type[A
 def create_adapter(metadata: AgentMetadata) -> Adapter:
     """A new adapter for ``metadata``, its settings validated. A ``protocol`` setting
     picks the plugin registered as ``adapter_type.protocol`` and is not passed on."""
+    adapter_class, given = resolve_adapter(metadata)
+    return adapter_class.from_metadata(given)
+
+
+def resolve_adapter(metadata: AgentMetadata) -> tuple[type[Adapter], AgentMetadata]:
+    """The class ``metadata`` names (loaded) and the metadata it is made from: the
+    ``protocol`` setting, which picked the plugin, taken out."""
     protocol = metadata.settings.get(PROTOCOL_SETTING)
     if protocol is None:
-        return load_adapter_class(metadata.adapter_type).from_metadata(metadata)
+        return load_adapter_class(metadata.adapter_type), metadata
     if not isinstance(protocol, str) or not protocol or "." in protocol:
         raise InvalidSettingsError(
             f"settings.{PROTOCOL_SETTING} names a protocol, e.g. 'acp', not {protocol!r}"
         )
     settings = {k: v for k, v in metadata.settings.items() if k != PROTOCOL_SETTING}
     adapter_class = load_adapter_class(metadata.adapter_type, protocol)
-    return adapter_class.from_metadata(metadata.model_copy(update={"settings": settings}))
+    return adapter_class, metadata.model_copy(update={"settings": settings})

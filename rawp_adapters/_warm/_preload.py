@@ -3,9 +3,12 @@ what is on disk."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import functools
 import gc
 import importlib
+import io
 import os
 import sys
 import sysconfig
@@ -13,7 +16,8 @@ import sysconfig
 from pydantic import BaseModel
 
 from rawp_adapters._errors import RawpError
-from rawp_adapters._registry import hold_entry_points, installed_adapters, load_adapter_class
+from rawp_adapters._registry import hold_entry_points, installed_adapters, resolve_adapter
+from rawp_adapters.cli import _metadata, build_parser
 
 _BRIDGE_MODULES = (
     "anyio._backends._asyncio",
@@ -21,21 +25,18 @@ _BRIDGE_MODULES = (
     "anyio._core._signals",
     "anyio._core._subprocesses",
     "rawp_adapters._telemetry._export",
-    "rawp_adapters.cli",
     "rawp_adapters.cli._commands",
     "rawp_adapters._frames",
     "rawp_adapters._adapter",
-    "rawp_adapters._warm._child",
 )
 _OPTIONAL_MODULES = ("anyio._backends._trio",)
-_preloaded_adapters: set[str] = set()
 
 
 def preload() -> None:
-    """Import what every ``serve --stdio`` runs, read the installed adapters, and build
-    the models (a cold start builds each at its first use). What is loaded then stays
-    out of the collector's sight (``gc.freeze``): a session's collections would touch,
-    and so copy, every page of it."""
+    """Import what every ``serve --stdio`` runs, read the installed adapters, build the
+    command's parser and the models (a cold start builds each at its first use). What is
+    loaded then stays out of the collector's sight (``gc.freeze``): a session's
+    collections would touch, and so copy, every page of it."""
     for name in _BRIDGE_MODULES:
         importlib.import_module(name)
     for name in _OPTIONAL_MODULES:
@@ -43,22 +44,32 @@ def preload() -> None:
             importlib.import_module(name)
     hold_entry_points()
     installed_adapters()
+    _command_parser()
     _build_models()
     gc.freeze()
 
 
 def preload_adapter(argv: list[str]) -> bool:
-    """Import the adapter a start named, once, for the starts after it, and build its
-    models. True if it was imported now."""
-    adapter_type = _adapter_named(argv)
-    if adapter_type in _preloaded_adapters:
+    """Import the adapter a start names (read by the command's own parser), for the
+    starts after it, and build the models it brought. True if anything was imported;
+    what is wrong with a start is the session's to say, not the server's."""
+    imported = len(sys.modules)
+    with (
+        contextlib.suppress(SystemExit, RawpError, ValueError),
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
+        resolve_adapter(_metadata(_command_parser().parse_args(argv)))
+    if len(sys.modules) == imported:
         return False
-    _preloaded_adapters.add(adapter_type)
-    with contextlib.suppress(RawpError):
-        load_adapter_class(adapter_type)
     _build_models()
     gc.freeze()
     return True
+
+
+@functools.cache
+def _command_parser() -> argparse.ArgumentParser:
+    return build_parser()
 
 
 def _build_models() -> None:
@@ -74,15 +85,6 @@ def _build_models() -> None:
             ):
                 with contextlib.suppress(Exception):
                     value.model_rebuild()
-
-
-def _adapter_named(argv: list[str]) -> str:
-    for index, arg in enumerate(argv):
-        if arg == "--adapter" and index + 1 < len(argv):
-            return argv[index + 1]
-        if arg.startswith("--adapter="):
-            return arg.partition("=")[2]
-    return "sdk"
 
 
 class CodeOnDisk:
