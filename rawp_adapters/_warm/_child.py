@@ -60,6 +60,7 @@ def _take_on(request: dict[str, Any]) -> None:
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())  # held by the server across the fork
 
 
 def _end_with(launcher: int) -> None:

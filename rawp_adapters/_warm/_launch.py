@@ -23,6 +23,7 @@ from rawp_adapters._warm._place import (
     LENGTH,
     LIMITS,
     REFUSED_STALE,
+    START_WAIT_S,
     Refused,
     log_path,
     runtime_dir,
@@ -40,8 +41,6 @@ else:
     import _signal
 
 FORWARDED = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
-START_WAIT_S = 30.0
-"""How long a launcher waits for a server it started to listen."""
 _POLL_S = 0.005
 SERVER_ENV_PREFIXES = ("PYTHON", "LC_", "RAWP_ADAPTERS_WARM_")
 SERVER_ENV = {"PATH", "HOME", "LANG", "TMPDIR", "VIRTUAL_ENV"}
@@ -54,21 +53,33 @@ def launch(argv: list[str]) -> int | None:
     launcher's stdin, stdout and signals are as they were, and the caller starts cold."""
     forwarder = _Forwarder()
     try:
-        where = runtime_dir()
-        key = server_key()
-        for _ in range(2):
-            connection = _Connection(_connected(where, key))
-            try:
-                pid = _hand_over(connection, argv, key)
-                if pid is not None:
-                    return _stand_in(pid, connection, forwarder)
-            finally:
-                connection.close()
-        raise Refused("a fresh warm server also stepped down")
+        pid, connection = _handed_over(argv)
     except (Refused, OSError) as exc:  # the warm path never fails a start
         sys.stderr.write(f"rawp-adapters: --warm: {exc}; starting cold\n")
         forwarder.restore()
         return None
+    try:
+        return _stand_in(pid, connection, forwarder)
+    finally:
+        connection.close()
+
+
+def _handed_over(argv: list[str]) -> tuple[int, _Connection]:
+    """The session's pid and the connection its status comes on, from the server (a
+    fresh one if the first stepped down)."""
+    where = runtime_dir()
+    key = server_key()
+    for _ in range(2):
+        connection = _Connection(_connected(where, key))
+        try:
+            pid = _hand_over(connection, argv, key)
+        except BaseException:
+            connection.close()
+            raise
+        if pid is not None:
+            return pid, connection
+        connection.close()
+    raise Refused("a fresh warm server also stepped down")
 
 
 def _connected(where: str, key: str) -> _socket.socket:

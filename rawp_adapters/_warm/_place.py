@@ -27,6 +27,10 @@ DIR_ENV = "RAWP_ADAPTERS_WARM_DIR"
 IDLE_ENV = "RAWP_ADAPTERS_WARM_IDLE_S"
 """Seconds a server with no session waits for one before it exits (default 600)."""
 DEFAULT_IDLE_S = 600.0
+START_WAIT_S = 30.0
+"""How long a launcher waits for a server it started to listen, and a server that has
+just started for its first start, however short its idle time (that launcher is on
+its way)."""
 
 _SOCKET_PATH_MAX = 107
 LENGTH = struct.Struct("!I")

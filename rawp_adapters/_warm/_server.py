@@ -6,7 +6,8 @@ its wait status.
 detached; it writes ``listening`` (or ``taken``) to the descriptor FD once up. One
 server per key: it holds ``warm-KEY.lock`` for its life, and a second one started
 meanwhile says ``taken`` and exits. It stays single-threaded (it forks), exits after
-``RAWP_ADAPTERS_WARM_IDLE_S`` seconds with no session, and steps down (no longer
+``RAWP_ADAPTERS_WARM_IDLE_S`` seconds with no session (at least ``START_WAIT_S`` before
+its first: the launcher that started it is on its way), and steps down (no longer
 listens, lets go of the lock, exits once its sessions have ended) when a module it
 loaded, or a directory on ``sys.path``, has changed on disk, or on SIGTERM, SIGINT or
 SIGHUP: a launcher then starts a fresh server.
@@ -27,10 +28,12 @@ import threading
 import time
 from typing import Any
 
+from rawp_adapters._warm._child import run_session
 from rawp_adapters._warm._place import (
     HANDED_FDS,
     LENGTH,
     REFUSED_STALE,
+    START_WAIT_S,
     idle_seconds,
     lock_path,
     socket_address,
@@ -39,6 +42,7 @@ from rawp_adapters._warm._place import (
 )
 from rawp_adapters._warm._preload import CodeOnDisk, preload, preload_adapter
 
+_STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _LISTENER = object()
 _SIGNALLED = object()
 _REQUEST_KEYS = {"key", "argv", "env", "cwd", "umask", "limits", "launcher"}
@@ -59,7 +63,6 @@ def main() -> int:
         preload()
         listener = _listen(socket_address(socket_path(where, key)))
         server = _Server(key, lock, listener, CodeOnDisk())
-        server.stop_on(signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
         _log(f"listening at {socket_path(where, key)}")
         launcher.write(b"listening\n")
     server.run(idle_seconds())
@@ -89,21 +92,21 @@ class _Server:
         self._selector.register(listener, selectors.EVENT_READ, _LISTENER)
         self._sessions: dict[int, tuple[int, socket.socket]] = {}
         """Each session's pidfd: its pid, and its launcher's connection."""
-        self._signalled, self._signal_wakes = socket.socketpair()
-        self._signalled.setblocking(False)
+        # A stop signal makes the server step down (its sessions go on to their end):
+        # the handler does nothing, the signal's byte on this pair wakes the loop.
+        self._signalled, wakes = socket.socketpair()
+        for end in (self._signalled, wakes):
+            end.setblocking(False)
         self._selector.register(self._signalled, selectors.EVENT_READ, _SIGNALLED)
-
-    def stop_on(self, *signals: signal.Signals) -> None:
-        """These signals make the server step down; its sessions go on to their end."""
-        self._signal_wakes.setblocking(False)
-        signal.set_wakeup_fd(self._signal_wakes.fileno(), warn_on_full_buffer=False)
-        for signum in signals:
+        self._wakes = wakes  # kept open: the interpreter writes to its descriptor
+        signal.set_wakeup_fd(wakes.fileno(), warn_on_full_buffer=False)
+        for signum in _STOPS:
             signal.signal(signum, lambda *_: None)
 
     def run(self, idle_s: float) -> None:
-        idle_since = time.monotonic()
+        idle_since, allowed = time.monotonic(), max(idle_s, START_WAIT_S)
         while self._listener is not None or self._sessions:
-            wait = None if self._sessions else idle_since + idle_s - time.monotonic()
+            wait = None if self._sessions else idle_since + allowed - time.monotonic()
             if wait is not None and wait <= 0:
                 _log("idle; exiting")
                 break
@@ -120,7 +123,7 @@ class _Server:
                 elif ready.fd in self._sessions:
                     self._reap(ready.fd)
             if busy and not self._sessions:
-                idle_since = time.monotonic()
+                idle_since, allowed = time.monotonic(), idle_s
         self._step_down()
 
     def _accept(self) -> None:
@@ -148,11 +151,18 @@ class _Server:
             self._step_down()  # first: the refused launcher's next try must not reach it
             _refuse(connection, REFUSED_STALE)
             return
-        pid = os.fork()
-        if pid == 0:
-            from rawp_adapters._warm._child import run_session
-
-            run_session(request, fds)
+        # Held across the fork: one that reached the session's process before it has its
+        # own handlers would run the server's (and wake the server, not end the session).
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            pid = os.fork()
+            if pid == 0:
+                run_session(request, fds)  # unblocks them once the defaults are back
+        except OSError as exc:  # out of processes or memory: the launcher starts cold
+            _refuse(connection, f"cannot fork: {exc}")
+            return
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
         with contextlib.suppress(OSError):  # a launcher gone: its session notices, ends
             connection.sendall(b"pid %d\n" % pid)
         pidfd = os.pidfd_open(pid)
