@@ -13,8 +13,8 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +52,21 @@ class WarmServers:
         """``rawp-adapters serve --stdio ARGS`` reaching these servers."""
         return serve(*args, env=self.env, cwd=cwd, stderr=stderr, cli=COMMAND)
 
+    @asynccontextmanager
+    async def idle_session(self, tmp_path: Path) -> AsyncIterator[tuple[Bridge, psutil.Process]]:
+        """One warm session of the fake agent, up and idle: its bridge, and the server."""
+        args = process_args(tmp_path)
+        async with self.serve(*args, cwd=tmp_path, stderr=tmp_path / "err") as bridge:
+            await bridge.until("agent.state.changed", state="idle")
+            (server,) = self.started()
+            yield bridge, psutil.Process(server)
+
     def stop(self) -> None:
         for pid in self.started():
-            try:
+            with suppress(psutil.Error):
                 server = psutil.Process(pid)
                 if "rawp_adapters._warm._server" in server.cmdline():
                     server.kill()
-            except psutil.Error:
-                continue
 
 
 @pytest.fixture
@@ -69,6 +76,15 @@ def warm(tmp_path: Path) -> Iterator[WarmServers]:
     servers = WarmServers(where)
     yield servers
     servers.stop()
+
+
+def command_lines(processes: list[psutil.Process]) -> list[str]:
+    """Their command lines; one that ended meanwhile is left out."""
+    lines = []
+    for process in processes:
+        with suppress(psutil.Error):
+            lines.append(" ".join(process.cmdline()))
+    return lines
 
 
 def process_args(workspace: Path | str, command: list[str] | None = None) -> list[str]:
@@ -134,10 +150,8 @@ async def test_warm_starts_serve_whole_sessions_from_one_server_that_forks_them(
             launcher = psutil.Process(bridge.process.pid)
             assert launcher.children(recursive=True) == []
             (server,) = warm.started()
-            assert any(
-                "rpc_agent" in " ".join(p.cmdline())
-                for p in psutil.Process(server).children(recursive=True)
-            )
+            under_server = command_lines(psutil.Process(server).children(recursive=True))
+            assert any("rpc_agent" in line for line in under_server)
             frames = await one_turn(bridge)
             assert await bridge.exit_code() == 0, err.read_text()
         assert frames[0]["type"] == "session.capabilities"
@@ -196,10 +210,7 @@ async def test_sigterm_to_the_launcher_ends_the_session_as_it_ends_a_cold_bridge
 async def test_a_server_told_to_stop_lets_its_sessions_finish_and_a_fresh_one_takes_over(
     tmp_path: Path, warm: WarmServers
 ) -> None:
-    async with warm.serve(*process_args(tmp_path), cwd=tmp_path, stderr=tmp_path / "err") as bridge:
-        await bridge.until("agent.state.changed", state="idle")
-        (pid,) = warm.started()
-        server = psutil.Process(pid)
+    async with warm.idle_session(tmp_path) as (bridge, server):
         server.terminate()
         frames = await one_turn(bridge)  # the session goes on to its end
         assert await bridge.exit_code() == 0
@@ -214,10 +225,8 @@ async def test_a_server_told_to_stop_lets_its_sessions_finish_and_a_fresh_one_ta
 async def test_a_launcher_killed_outright_ends_its_session_and_leaves_no_process(
     tmp_path: Path, warm: WarmServers
 ) -> None:
-    async with warm.serve(*process_args(tmp_path), cwd=tmp_path, stderr=tmp_path / "err") as bridge:
-        await bridge.until("agent.state.changed", state="idle")
-        (server,) = warm.started()
-        session = psutil.Process(server).children()
+    async with warm.idle_session(tmp_path) as (bridge, server):
+        session = server.children()
         left = [*session, *(p for s in session for p in s.children(recursive=True))]
         assert left, "the session's process and its agent run under the server"
         bridge.process.kill()
@@ -231,10 +240,8 @@ async def test_a_launcher_killed_outright_ends_its_session_and_leaves_no_process
 async def test_a_session_process_that_dies_by_a_signal_takes_its_launcher_the_same_way(
     tmp_path: Path, warm: WarmServers
 ) -> None:
-    async with warm.serve(*process_args(tmp_path), cwd=tmp_path, stderr=tmp_path / "err") as bridge:
-        await bridge.until("agent.state.changed", state="idle")
-        (server,) = warm.started()
-        (session,) = psutil.Process(server).children()
+    async with warm.idle_session(tmp_path) as (bridge, server):
+        (session,) = server.children()
         session.kill()
         assert await bridge.exit_code() == -signal.SIGKILL
 
