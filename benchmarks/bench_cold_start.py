@@ -25,7 +25,7 @@ Every process runs with up-to-date bytecode, as an installed package has it (pip
 compiles it): ``PYTHONDONTWRITEBYTECODE`` is dropped from their environment, so the
 warm-up writes the bytecode of the modules edited since it was last written; with it,
 each start would compile those again (about half a millisecond per 100 lines).
-Runs alternate (agent, bridge, listen, import, libraries, interpreter) so the
+Runs alternate (agent, bridge, warm, listen, import, libraries, interpreter) so the
 machine's drift hits each alike; each figure is the median. **Target (issue 19):
 bridge minus agent < 100 ms**, met by ``serve --stdio --warm`` and ``serve --listen``;
 a fresh ``serve --stdio`` pays an interpreter and its imports on top.
