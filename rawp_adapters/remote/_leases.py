@@ -2,7 +2,12 @@
 delete marker), its worker is gone, and the watcher writes its closing frames. Every
 worker watches every lease; a Master's library watches those of its own sessions.
 A worker that starts also closes the sessions whose lease expired while no one watched
-(the server keeps a marker only as long as a lease)."""
+(the server keeps a marker only as long as a lease).
+
+The server marks the end of a lease given back (deleted once ``session.closed`` is out)
+the same way, a lease time after the delete: a watcher that has seen the delete lets
+that marker be. Taken for a lost worker, it was claimed, found closed and deleted
+again, so that every session ever closed came back once a lease time, forever."""
 
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ from rawp_adapters.remote._resume import replay
 
 MARKER_REASON: Final = "Nats-Marker-Reason"
 EXPIRED: Final = "MaxAge"
+KV_OPERATION: Final = "KV-Operation"
+GIVEN_BACK: Final = frozenset({"DEL", "PURGE"})
 
 _log = get_logger("rawp_adapters.remote.leases")
 
@@ -54,6 +61,8 @@ class LeaseWatch:
         self._prefix = f"$KV.{names.lease_bucket}."
         self._sub: Subscription | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._given_back: set[str] = set()
+        """Sessions whose lease was deleted and whose marker has not come yet."""
 
     async def __aenter__(self) -> Self:
         self._sub = await self._link.call(self._subscribe)
@@ -77,12 +86,18 @@ class LeaseWatch:
         return sub
 
     async def _on_change(self, msg: Msg) -> None:
-        if (msg.headers or {}).get(MARKER_REASON) != EXPIRED:
-            return
         session_id = msg.subject.removeprefix(self._prefix)
         if not self._accept(session_id):
             return
-        self._start(self._close(session_id, msg.metadata.sequence.stream))
+        headers = msg.headers or {}
+        if headers.get(KV_OPERATION) in GIVEN_BACK:
+            self._given_back.add(session_id)
+        elif headers.get(MARKER_REASON) != EXPIRED:
+            self._given_back.discard(session_id)  # a lease taken
+        elif session_id in self._given_back:
+            self._given_back.discard(session_id)  # the end of a lease given back
+        else:
+            self._start(self._close(session_id, msg.metadata.sequence.stream))
 
     def _start(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)

@@ -4,6 +4,7 @@ processes, on 127.0.0.1, for the remote tests and the benchmark."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -31,7 +32,7 @@ from nats.js.api import DeliverPolicy
 
 from rawp_adapters import AgentMetadata
 from rawp_adapters.remote import Names
-from rawp_adapters.remote._leases import EXPIRED, MARKER_REASON
+from rawp_adapters.remote._leases import EXPIRED, KV_OPERATION, MARKER_REASON
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RPC_AGENT = REPO_ROOT / "tests" / "process" / "fakes" / "rpc_agent.py"
@@ -375,25 +376,44 @@ def nats_cluster(root: Path) -> Iterator[NatsCluster]:
 async def lease_expired(url: str, prefix: str, session_id: str) -> None:
     """Until the server has expired the session's lease (its ``MaxAge`` marker); from
     any host (nats-py on an asyncio loop of a thread of its own)."""
+    await lease_writes(url, prefix, session_id)
+
+
+async def lease_writes(
+    url: str, prefix: str, session_id: str, *, after_marker: float = 0.0
+) -> list[str]:
+    """The writes to the session's lease from its last one (``PUT``, ``DEL``, ``PURGE``,
+    or ``MaxAge`` for the server's expiry marker) until its marker, and until the first
+    write within ``after_marker`` seconds after it; from any host."""
     bucket = Names(prefix).lease_bucket
 
-    async def expired() -> None:
+    async def writes() -> list[str]:
         client = await nats.connect(url.split(","))
+        seen: list[str] = []
+        marked, written_after = asyncio.Event(), asyncio.Event()
         try:
-            found = asyncio.Event()
 
-            async def seen(msg: Msg) -> None:
-                if (msg.headers or {}).get(MARKER_REASON) == EXPIRED:
-                    found.set()
+            async def note(msg: Msg) -> None:
+                headers = msg.headers or {}
+                if marked.is_set():
+                    written_after.set()
+                if headers.get(MARKER_REASON) == EXPIRED:
+                    marked.set()
+                    seen.append(EXPIRED)
+                else:
+                    seen.append(headers.get(KV_OPERATION, "PUT"))
 
             await client.jetstream().subscribe(
                 f"$KV.{bucket}.{session_id}",
                 stream=f"KV_{bucket}",
-                cb=seen,
+                cb=note,
                 deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
             )
-            await asyncio.wait_for(found.wait(), START_BOUND)
+            await asyncio.wait_for(marked.wait(), START_BOUND)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(written_after.wait(), after_marker)
         finally:
             await client.close()
+        return seen
 
-    await anyio.to_thread.run_sync(asyncio.run, expired())
+    return await anyio.to_thread.run_sync(asyncio.run, writes())

@@ -1,6 +1,6 @@
 """A lease that expires while no worker runs and no Master watches is closed by the
 next worker that starts; a lease held by a live worker does not expire while its agent
-is still starting."""
+is still starting; the lease of a session that closed is let be once given back."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tests.remote.cluster import (
     NatsServer,
     fake_agent,
     lease_expired,
+    lease_writes,
     running_worker,
 )
 from tests.remote.masters import WAIT, driving
@@ -79,3 +80,23 @@ async def test_an_agent_slower_to_start_than_the_lease_lasts_keeps_its_session(
     assert not worker.logged("lease expired")
     assert [f for f in d.transcript if isinstance(f, AgentErrorFrame)] == []
     assert check_frames(d.transcript) == []
+
+
+async def test_the_lease_of_a_session_that_closed_is_written_no_more_once_it_runs_out(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    # The server marks a lease given back as it marks one whose worker died, a lease
+    # time after the delete; the watchers (the worker and the Master) once took that
+    # marker for a lost worker, claimed the lease, found the session closed and deleted
+    # it again: every session ever closed came back every lease time.
+    async with (
+        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
+        running_worker(nats.url, prefix) as worker,
+    ):
+        session = await remote.open(fake_agent(), workspace=str(tmp_path))
+        async with driving(session) as d:
+            await d.prompt("Say hello.")
+            await d.end()
+        writes = await lease_writes(nats.url, prefix, session.session_id, after_marker=LEASE)
+    assert writes[-2:] == ["DEL", "MaxAge"], writes
+    assert not worker.logged("closing frames written")
