@@ -21,6 +21,9 @@ closed:
   (received - said) remote, minus the same local.
 - **MiB/idle session**: the 4 workers' RSS with N sessions open minus before, over N.
 - **consumers**: the frames stream's consumers while the Master follows the N sessions.
+- **idle CPU % once closed**: the server's, the 4 workers' and the Master's CPU over one
+  lease time, from a lease time after the N sessions closed (what closed sessions keep
+  costing; each used to be claimed and replayed again once a lease time, forever).
 - **growth**: each per-session figure at the largest N over the one at 10.
 
 ``--cluster`` runs the same on a 3-node JetStream cluster (three ``nats-server``
@@ -55,6 +58,7 @@ from rawp_adapter_sdk.testing import CoreRun
 from benchmarks._common import MIB, REPO_ROOT, Cell, percentile, print_machine, print_table
 from rawp_adapters import AgentMetadata, ClientFrame, open_session
 from rawp_adapters.remote import RemoteSessions
+from rawp_adapters.remote._store import DEFAULT_LEASE_TTL
 from tests.remote.cluster import NatsCluster, NatsServer, worker_process
 
 WORKERS = 4
@@ -244,6 +248,21 @@ def workers_rss(workers: list[psutil.Process]) -> int:
     return sum(w.memory_info().rss for w in workers)
 
 
+async def idle_cpu_once_closed(workers: list[psutil.Process]) -> float:
+    """Percent of one CPU the servers, the workers and this process take over one lease
+    time, from a lease time after the sessions closed (their leases given back)."""
+    processes = [
+        *workers,
+        *(p for p in psutil.Process().children() if p.name() == "nats-server"),
+        psutil.Process(),
+    ]
+    await anyio.sleep(DEFAULT_LEASE_TTL + 1)
+    before = sum(sum(p.cpu_times()[:2]) for p in processes)
+    await anyio.sleep(DEFAULT_LEASE_TTL)
+    after = sum(sum(p.cpu_times()[:2]) for p in processes)
+    return 100 * (after - before) / DEFAULT_LEASE_TTL
+
+
 async def measure(sizes: tuple[int, ...], workspace: Path, replicas: int) -> list[list[Cell]]:
     rows: list[list[Cell]] = []
     for n in sizes:  # fresh workers for each N, so their memory counts from a clean start
@@ -271,6 +290,7 @@ async def measure(sizes: tuple[int, ...], workspace: Path, replicas: int) -> lis
                 remote_figures, local = await compare(
                     n, RemoteOpen, local_open, lambda: workers_rss(workers), consumers
                 )
+                closed_cpu = await idle_cpu_once_closed(workers)
         rows.append(
             [
                 f"{n:,} session{'' if n == 1 else 's'}",
@@ -282,6 +302,7 @@ async def measure(sizes: tuple[int, ...], workspace: Path, replicas: int) -> lis
                 remote_figures.p99_us - local.p99_us,
                 remote_figures.mib_per_session,
                 remote_figures.consumers,
+                closed_cpu,
             ]
         )
     return rows
@@ -312,6 +333,7 @@ def main() -> None:
             "added p99 µs",
             "MiB/idle session",
             "consumers",
+            "idle CPU % once closed",
         ],
         rows,
     )
