@@ -13,7 +13,12 @@ from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
-from nats.js.errors import APIError, KeyWrongLastSequenceError
+from nats.js.errors import (
+    APIError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+)
 from nats.js.kv import KeyValue
 
 from rawp_adapters._logging import get_logger
@@ -79,6 +84,16 @@ class Lease:
     async def renew(self) -> None:
         """Raises ``KeyWrongLastSequenceError`` when the lease is lost."""
         self.revision = await self.kv.update(self.session_id, self.value, last=self.revision)
+
+
+async def lease_deleted(kv: KeyValue, session_id: str) -> bool:
+    """Whether the session's lease is deleted or gone (not claimed by a closer, whose
+    claim holds until it has written the closing frames)."""
+    try:
+        await kv.get(session_id)
+    except (KeyDeletedError, KeyNotFoundError):
+        return True
+    return False
 
 
 async def claim_lease(kv: KeyValue, session_id: str, worker_id: str) -> Lease | None:

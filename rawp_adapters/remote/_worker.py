@@ -291,6 +291,14 @@ class Worker:
             try:
                 await link.call(lease.renew)
             except KeyWrongLastSequenceError:
+                session = self.sessions.get(sid)
+                if session is not None and await link.call(_ops.lease_deleted, self.kv, sid):
+                    # deleted under a live session, not claimed: no closer writes its
+                    # closing frames (the server's marker of a delete is let be)
+                    self._log.error("lease deleted; the session is closed", session_id=sid)
+                    self._closing.add(sid)
+                    self._tg.start_soon(session.close)
+                    return
                 self._log.error("lease lost; the session is abandoned", session_id=sid)
                 scope.cancel()
                 return

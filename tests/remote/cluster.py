@@ -379,6 +379,22 @@ async def lease_expired(url: str, prefix: str, session_id: str) -> None:
     await lease_writes(url, prefix, session_id)
 
 
+async def delete_lease(url: str, prefix: str, session_id: str) -> None:
+    """Delete the session's lease key as anyone with access to the bucket could (an
+    operator's slip); from any host."""
+    bucket = Names(prefix).lease_bucket
+
+    async def delete() -> None:
+        client = await nats.connect(url.split(","))
+        try:
+            kv = await client.jetstream().key_value(bucket)
+            await kv.delete(session_id)
+        finally:
+            await client.close()
+
+    await anyio.to_thread.run_sync(asyncio.run, delete())
+
+
 async def lease_writes(
     url: str, prefix: str, session_id: str, *, after_marker: float = 0.0
 ) -> list[str]:

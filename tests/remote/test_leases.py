@@ -1,6 +1,7 @@
 """A lease that expires while no worker runs and no Master watches is closed by the
 next worker that starts; a lease held by a live worker does not expire while its agent
-is still starting; the lease of a session that closed is let be once given back."""
+is still starting; the lease of a session that closed is let be once given back, and a
+live session whose lease someone deletes is closed by its worker."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from rawp_adapters.testing import check_frames, never_answer
 from tests.remote.cluster import (
     RPC_AGENT,
     NatsServer,
+    delete_lease,
     fake_agent,
     lease_expired,
     lease_writes,
@@ -100,3 +102,23 @@ async def test_the_lease_of_a_session_that_closed_is_written_no_more_once_it_run
         writes = await lease_writes(nats.url, prefix, session.session_id, after_marker=LEASE)
     assert writes[-2:] == ["DEL", "MaxAge"], writes
     assert not worker.logged("closing frames written")
+
+
+async def test_a_live_session_whose_lease_is_deleted_by_hand_is_closed_by_its_worker(
+    nats: NatsServer, prefix: str, tmp_path: Path
+) -> None:
+    # The server's marker of a delete is let be (the test above), so no watcher closes
+    # such a session: its worker, refused its next renewal, finds the key deleted rather
+    # than claimed and closes the session itself.
+    async with (
+        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
+        running_worker(nats.url, prefix) as worker,
+    ):
+        session = await remote.open(fake_agent(), workspace=str(tmp_path))
+        async with driving(session) as d:
+            await d.prompt("Say hello.")
+            await delete_lease(nats.url, prefix, session.session_id)
+            await d.closed()
+    assert worker.logged("lease deleted; the session is closed")
+    assert [f.seq for f in d.frames] == list(range(1, len(d.frames) + 1))
+    assert check_frames(d.transcript) == []
