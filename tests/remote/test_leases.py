@@ -6,17 +6,20 @@ live session whose lease someone deletes is closed by its worker."""
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 
 from rawp_adapters.frames import AgentErrorFrame, InteractionRequestFrame
-from rawp_adapters.remote import WORKER_LOST, RemoteSessions
-from rawp_adapters.testing import check_frames, never_answer
+from rawp_adapters.remote import WORKER_LOST, RemoteSession, RemoteSessions
+from rawp_adapters.testing import SessionDriver, check_frames, never_answer
 from tests.remote.cluster import (
     RPC_AGENT,
     NatsServer,
+    WorkerProcess,
     delete_lease,
     fake_agent,
     lease_expired,
@@ -84,6 +87,22 @@ async def test_an_agent_slower_to_start_than_the_lease_lasts_keeps_its_session(
     assert check_frames(d.transcript) == []
 
 
+@asynccontextmanager
+async def after_a_turn(
+    nats: NatsServer, prefix: str, workspace: Path
+) -> AsyncIterator[tuple[RemoteSession, SessionDriver, WorkerProcess]]:
+    """A session on a worker, leases lasting :data:`LEASE`, that has answered a prompt;
+    the driver still reading it."""
+    async with (
+        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
+        running_worker(nats.url, prefix) as worker,
+    ):
+        session = await remote.open(fake_agent(), workspace=str(workspace))
+        async with driving(session) as d:
+            await d.prompt("Say hello.")
+            yield session, d, worker
+
+
 async def test_the_lease_of_a_session_that_closed_is_written_no_more_once_it_runs_out(
     nats: NatsServer, prefix: str, tmp_path: Path
 ) -> None:
@@ -91,14 +110,8 @@ async def test_the_lease_of_a_session_that_closed_is_written_no_more_once_it_run
     # time after the delete; the watchers (the worker and the Master) once took that
     # marker for a lost worker, claimed the lease, found the session closed and deleted
     # it again: every session ever closed came back every lease time.
-    async with (
-        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
-        running_worker(nats.url, prefix) as worker,
-    ):
-        session = await remote.open(fake_agent(), workspace=str(tmp_path))
-        async with driving(session) as d:
-            await d.prompt("Say hello.")
-            await d.end()
+    async with after_a_turn(nats, prefix, tmp_path) as (session, d, worker):
+        await d.end()
         writes = await lease_writes(nats.url, prefix, session.session_id, after_marker=LEASE)
     assert writes[-2:] == ["DEL", "MaxAge"], writes
     assert not worker.logged("closing frames written")
@@ -110,15 +123,9 @@ async def test_a_live_session_whose_lease_is_deleted_by_hand_is_closed_by_its_wo
     # The server's marker of a delete is let be (the test above), so no watcher closes
     # such a session: its worker, refused its next renewal, finds the key deleted rather
     # than claimed and closes the session itself.
-    async with (
-        await RemoteSessions.connect(nats.url, prefix=prefix, lease_ttl=LEASE) as remote,
-        running_worker(nats.url, prefix) as worker,
-    ):
-        session = await remote.open(fake_agent(), workspace=str(tmp_path))
-        async with driving(session) as d:
-            await d.prompt("Say hello.")
-            await delete_lease(nats.url, prefix, session.session_id)
-            await d.closed()
+    async with after_a_turn(nats, prefix, tmp_path) as (session, d, worker):
+        await delete_lease(nats.url, prefix, session.session_id)
+        await d.closed()
     assert worker.logged("lease deleted; the session is closed")
     assert [f.seq for f in d.frames] == list(range(1, len(d.frames) + 1))
     assert check_frames(d.transcript) == []
