@@ -97,8 +97,13 @@ class Worker:
         self._tg.start_soon(self._close_after_grace)
 
     def _close_if_idle(self, session: Session) -> None:
-        grace = self.settings.drain_grace
-        if session.session_id in self._closing or (grace > 0 and session.turn_id is not None):
+        if self.settings.drain_grace > 0 and session.turn_id is not None:
+            return
+        self._close(session)
+
+    def _close(self, session: Session) -> None:
+        """Close ``session`` (its closing frames published as ever), once."""
+        if session.session_id in self._closing:
             return
         self._closing.add(session.session_id)
         self._tg.start_soon(session.close)
@@ -108,9 +113,7 @@ class Worker:
             while self.sessions:
                 await self._changed.wait()
         for session in list(self.sessions.values()):
-            if session.session_id not in self._closing:
-                self._closing.add(session.session_id)
-                self._tg.start_soon(session.close)
+            self._close(session)
 
     async def run(self, *, on_ready: anyio.Event | None = None) -> None:
         settings = self.settings
@@ -296,8 +299,7 @@ class Worker:
                     # deleted under a live session, not claimed: no closer writes its
                     # closing frames (the server's marker of a delete is let be)
                     self._log.error("lease deleted; the session is closed", session_id=sid)
-                    self._closing.add(sid)
-                    self._tg.start_soon(session.close)
+                    self._close(session)
                     return
                 self._log.error("lease lost; the session is abandoned", session_id=sid)
                 scope.cancel()
