@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 import anyio
+import anyio.from_thread
 import nats
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -395,12 +396,40 @@ async def delete_lease(url: str, prefix: str, session_id: str) -> None:
     await anyio.to_thread.run_sync(asyncio.run, delete())
 
 
+@asynccontextmanager
+async def lease_watched(
+    url: str, prefix: str, session_id: str, *, after_marker: float
+) -> AsyncIterator[list[str]]:
+    """Watching the session's lease from entry (a marker that comes while the body runs
+    is not missed); on exit, :func:`lease_writes` is waited for and the list holds them."""
+    writes: list[str] = []
+    subscribed = anyio.Event()
+
+    async def watch() -> None:
+        writes.extend(
+            await lease_writes(
+                url, prefix, session_id, after_marker=after_marker, subscribed=subscribed
+            )
+        )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        await subscribed.wait()
+        yield writes
+
+
 async def lease_writes(
-    url: str, prefix: str, session_id: str, *, after_marker: float = 0.0
+    url: str,
+    prefix: str,
+    session_id: str,
+    *,
+    after_marker: float = 0.0,
+    subscribed: anyio.Event | None = None,
 ) -> list[str]:
     """The writes to the session's lease from its last one (``PUT``, ``DEL``, ``PURGE``,
     or ``MaxAge`` for the server's expiry marker) until its marker, and until the first
-    write within ``after_marker`` seconds after it; from any host."""
+    write within ``after_marker`` seconds after it; from any host. ``subscribed`` is set
+    once the watch runs."""
     bucket = Names(prefix).lease_bucket
 
     async def writes() -> list[str]:
@@ -425,6 +454,8 @@ async def lease_writes(
                 cb=note,
                 deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
             )
+            if subscribed is not None:
+                anyio.from_thread.run_sync(subscribed.set)
             await asyncio.wait_for(marked.wait(), START_BOUND)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(written_after.wait(), after_marker)
