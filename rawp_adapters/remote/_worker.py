@@ -208,7 +208,8 @@ class Worker:
             frames = closing_frames(sid, StreamState(), code=START_REFUSED, message=str(exc))
             await link.call(partial(publish_frames, after=0), link.js, self.names, frames)
             return True
-        control = await link.call(_ops.control_subscription, link.js, self.names, sid)
+        control = _ops.ControlFeed(link.js, self.names, sid)
+        await link.call(control.open)
         self._log.info("session starting", session_id=sid, adapter_type=metadata.adapter_type)
         published = False
         # The lease is renewed from now, not once the agent is up: an agent slower to
@@ -268,11 +269,9 @@ class Worker:
             if self._draining:  # a turn that ended lets its session close
                 self._close_if_idle(session)
 
-    async def _feed_control(
-        self, link: Link, session: Session, control: _ops.PullSubscription
-    ) -> None:
+    async def _feed_control(self, link: Link, session: Session, control: _ops.ControlFeed) -> None:
         while True:
-            messages = await link.call(_ops.take_control, control)
+            messages = await link.call(control.take)
             try:
                 for message in messages:
                     with attach(context_from(message.headers)):
