@@ -41,6 +41,7 @@ import os
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,7 +225,10 @@ def cluster(
 ) -> Iterator[tuple[NatsServer | NatsCluster, list[psutil.Process]]]:
     """One server, or a 3-node cluster when ``replicas`` is 3, and the workers."""
     server = NatsCluster(store) if replicas > 1 else NatsServer(store)
-    server.start()
+    # in a thread of its own: a cluster's start probes it with asyncio.run, which
+    # cannot run in this thread's loop (the setup waits for it; nothing else runs)
+    with ThreadPoolExecutor(1) as starting:
+        starting.submit(server.start).result()
     with ExitStack() as stack:
         stack.callback(server.stop)
         args = ("--max-sessions", "400", "--allow-import-path", "--replicas", str(replicas))
