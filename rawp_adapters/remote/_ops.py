@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import Final, Literal, Self
 
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
@@ -132,19 +132,23 @@ class ControlFeed:
     restarts forgets the consumer (a cluster keeps it on its other nodes); the feed
     makes it again, and the new one delivers what was left."""
 
+    _sub: PullSubscription
+
     def __init__(self, js: JetStreamContext, names: Names, session_id: str) -> None:
         self._js = js
         self._subject = names.control_subject(session_id)
         self._stream = names.control_stream
         self._durable = names.control_consumer(session_id)
-        self._sub: PullSubscription | None = None
 
-    async def open(self) -> None:
-        self._sub = await self._subscribe()
+    @classmethod
+    async def open(cls, js: JetStreamContext, names: Names, session_id: str) -> Self:
+        """The feed of the session's consumer, made if it is missing."""
+        feed = cls(js, names, session_id)
+        feed._sub = await feed._subscribe()
+        return feed
 
     async def take(self) -> list[Msg]:
         """The next control frames, or none after :data:`TAKE_WAIT` (or a server hiccup)."""
-        assert self._sub is not None
         try:
             return await self._sub.fetch(64, timeout=TAKE_WAIT)
         except (TimeoutError, NatsTimeout):
@@ -162,7 +166,6 @@ class ControlFeed:
             with contextlib.suppress(NatsError):
                 forgotten, self._sub = self._sub, await self._subscribe()
                 _log.warning("control consumer made again", consumer=self._durable)
-                assert forgotten is not None
                 await forgotten.unsubscribe()
                 return
         except NatsError:

@@ -208,8 +208,7 @@ class Worker:
             frames = closing_frames(sid, StreamState(), code=START_REFUSED, message=str(exc))
             await link.call(partial(publish_frames, after=0), link.js, self.names, frames)
             return True
-        control = _ops.ControlFeed(link.js, self.names, sid)
-        await link.call(control.open)
+        control = await link.call(_ops.ControlFeed.open, link.js, self.names, sid)
         self._log.info("session starting", session_id=sid, adapter_type=metadata.adapter_type)
         published = False
         # The lease is renewed from now, not once the agent is up: an agent slower to

@@ -200,7 +200,7 @@ async def test_streams_survive_a_nats_server_restart_and_the_session_goes_on(
 ) -> None:
     with nats_server(tmp_path / "store") as server:
         async with (
-            running_worker(server.url, prefix),
+            running_worker(server.url, prefix) as worker,
             await RemoteSessions.connect(server.url, prefix=prefix) as remote,
         ):
             session = await remote.open(fake_agent(), workspace=str(tmp_path))
@@ -215,6 +215,9 @@ async def test_streams_survive_a_nats_server_restart_and_the_session_goes_on(
             with anyio.fail_after(WAIT):
                 everything = [frame async for frame in replay]
     print(f"\na turn sent right after the server restarted ended {took:.2f} s later")
+    # the session's control consumer keeps its state in the server's memory: the
+    # restarted server had forgotten it, and the worker made it again
+    assert worker.logged("control consumer made again")
     assert (first.text, second.text) == ("echo: Say hello.", "allowed=True")
     assert [f.seq for f in d.frames] == list(range(1, len(d.frames) + 1))
     assert [f.seq for f in everything] == [f.seq for f in d.frames]
