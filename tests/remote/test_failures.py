@@ -210,14 +210,14 @@ async def test_streams_survive_a_nats_server_restart_and_the_session_goes_on(
                 restarted_at = time.monotonic()
                 second = await d.prompt("TOOL echo hi")
                 took = time.monotonic() - restarted_at
+                # the session's control consumer keeps its state in the server's
+                # memory: the restarted server had forgotten it, the worker made it again
+                await worker.wait_logged("control consumer made again")
                 await d.end()
             replay = await remote.attach(session.session_id)
             with anyio.fail_after(WAIT):
                 everything = [frame async for frame in replay]
     print(f"\na turn sent right after the server restarted ended {took:.2f} s later")
-    # the session's control consumer keeps its state in the server's memory: the
-    # restarted server had forgotten it, and the worker made it again
-    assert worker.logged("control consumer made again")
     assert (first.text, second.text) == ("echo: Say hello.", "allowed=True")
     assert [f.seq for f in d.frames] == list(range(1, len(d.frames) + 1))
     assert [f.seq for f in everything] == [f.seq for f in d.frames]

@@ -130,6 +130,7 @@ async def test_a_live_session_whose_lease_is_deleted_by_hand_is_closed_by_its_wo
     async with after_a_turn(nats, prefix, tmp_path) as (session, d, worker):
         await delete_lease(nats.url, prefix, session.session_id)
         await d.closed()
-    assert worker.logged("lease deleted; the session is closed")
+        # its log line comes over another pipe than the frames: waited for, not raced
+        await worker.wait_logged("lease deleted; the session is closed")
     assert [f.seq for f in d.frames] == list(range(1, len(d.frames) + 1))
     assert check_frames(d.transcript) == []
