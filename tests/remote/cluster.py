@@ -142,12 +142,18 @@ class WorkerProcess:
         return any(text in line for line in self.log)
 
     async def wait_logged(self, text: str) -> None:
-        """Until the worker has logged a line holding ``text``."""
-        with anyio.fail_after(START_BOUND):
+        """Until the worker has logged a line holding ``text``; if it exits or
+        :data:`START_BOUND` passes first, the error shows what it logged."""
+        with anyio.move_on_after(START_BOUND):
             while not self.logged(text):
                 if self.ended.is_set():
                     raise RuntimeError(f"the worker exited before {text!r}:\n{''.join(self.log)}")
                 await self._logged.wait()
+            return
+        raise TimeoutError(
+            f"the worker did not log {text!r} in {START_BOUND:.0f} s; it logged:\n"
+            + "".join(self.log)
+        )
 
 
 @asynccontextmanager
