@@ -17,17 +17,18 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 import anyio
 import anyio.from_thread
 import nats
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy
 
@@ -37,6 +38,7 @@ from rawp_adapters.remote._leases import EXPIRED, KV_OPERATION, MARKER_REASON
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RPC_AGENT = REPO_ROOT / "tests" / "process" / "fakes" / "rpc_agent.py"
+T = TypeVar("T")
 WORKER = [sys.executable, "-m", "rawp_adapters.cli", "worker"]
 START_BOUND = 30.0
 """Seconds a server or a worker may take to be ready."""
@@ -391,15 +393,11 @@ async def delete_lease(url: str, prefix: str, session_id: str) -> None:
     operator's slip); from any host."""
     bucket = Names(prefix).lease_bucket
 
-    async def delete() -> None:
-        client = await nats.connect(url.split(","))
-        try:
-            kv = await client.jetstream().key_value(bucket)
-            await kv.delete(session_id)
-        finally:
-            await client.close()
+    async def delete(client: Client) -> None:
+        kv = await client.jetstream().key_value(bucket)
+        await kv.delete(session_id)
 
-    await anyio.to_thread.run_sync(asyncio.run, delete())
+    await _on_a_connection_of_its_own(url, delete)
 
 
 @asynccontextmanager
@@ -438,35 +436,45 @@ async def lease_writes(
     once the watch runs."""
     bucket = Names(prefix).lease_bucket
 
-    async def writes() -> list[str]:
-        client = await nats.connect(url.split(","))
+    async def writes(client: Client) -> list[str]:
         seen: list[str] = []
         marked, written_after = asyncio.Event(), asyncio.Event()
-        try:
 
-            async def note(msg: Msg) -> None:
-                headers = msg.headers or {}
-                if marked.is_set():
-                    written_after.set()
-                if headers.get(MARKER_REASON) == EXPIRED:
-                    marked.set()
-                    seen.append(EXPIRED)
-                else:
-                    seen.append(headers.get(KV_OPERATION, "PUT"))
+        async def note(msg: Msg) -> None:
+            headers = msg.headers or {}
+            if marked.is_set():
+                written_after.set()
+            if headers.get(MARKER_REASON) == EXPIRED:
+                marked.set()
+                seen.append(EXPIRED)
+            else:
+                seen.append(headers.get(KV_OPERATION, "PUT"))
 
-            await client.jetstream().subscribe(
-                f"$KV.{bucket}.{session_id}",
-                stream=f"KV_{bucket}",
-                cb=note,
-                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-            )
-            if subscribed is not None:
-                anyio.from_thread.run_sync(subscribed.set)
-            await asyncio.wait_for(marked.wait(), START_BOUND)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(written_after.wait(), after_marker)
-        finally:
-            await client.close()
+        await client.jetstream().subscribe(
+            f"$KV.{bucket}.{session_id}",
+            stream=f"KV_{bucket}",
+            cb=note,
+            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+        )
+        if subscribed is not None:
+            anyio.from_thread.run_sync(subscribed.set)
+        await asyncio.wait_for(marked.wait(), START_BOUND)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(written_after.wait(), after_marker)
         return seen
 
-    return await anyio.to_thread.run_sync(asyncio.run, writes())
+    return await _on_a_connection_of_its_own(url, writes)
+
+
+async def _on_a_connection_of_its_own(url: str, work: Callable[[Client], Awaitable[T]]) -> T:
+    """``work`` given a connection of its own to ``url``, closed after it, in an asyncio
+    loop of a thread of its own (nats-py's), whatever the test runs on."""
+
+    async def run() -> T:
+        client = await nats.connect(url.split(","))
+        try:
+            return await work(client)
+        finally:
+            await client.close()
+
+    return await anyio.to_thread.run_sync(asyncio.run, run())
