@@ -160,13 +160,16 @@ class ControlFeed:
         return []
 
     async def _make_again(self) -> None:
+        """The consumer made again if the server says it has none; else (or if making it
+        fails) a pause before the next fetch."""
         try:
             await self._js.consumer_info(self._stream, self._durable)
         except NotFoundError:
             with contextlib.suppress(NatsError):
                 forgotten, self._sub = self._sub, await self._subscribe()
                 _log.warning("control consumer made again", consumer=self._durable)
-                await forgotten.unsubscribe()
+                with contextlib.suppress(NatsError):
+                    await forgotten.unsubscribe()
                 return
         except NatsError:
             pass
