@@ -17,7 +17,9 @@ Everything runs against the scripted OpenAI-compatible server on 127.0.0.1
 - a question's round trip in pydantic-ai: from its ``DeferredToolRequests`` made (the
   run pausing for approval) to the run resumed with the answers
   (``run_stream_events`` given ``deferred_tool_results``), through the adapter and the
-  Master against pydantic-ai alone resuming at once.
+  Master against pydantic-ai alone resuming at once. Both pause in a streamed run
+  (``run_stream_events``, as the core runs every step): the end of a streamed run costs
+  pydantic-ai about 0.1 ms more than a plain ``run``, which is the SDK's, not the adapter's.
 """
 
 from __future__ import annotations
@@ -73,11 +75,17 @@ class _Alone:
         return events
 
     async def permission_turn(self) -> Lap:
-        """Run to the deferred approval, approve, and from the resume to the tool's
-        result event (history kept)."""
-        paused = await self._agent.run(WRITE_PROMPT, message_history=self._history)
-        assert isinstance(paused.output, DeferredToolRequests)
-        approvals: dict[str, Any] = {call.tool_call_id: True for call in paused.output.approvals}
+        """Run streamed to the deferred approval (as the core runs it), approve, and from
+        the resume to the tool's result event (history kept)."""
+        async with self._agent.run_stream_events(
+            WRITE_PROMPT, message_history=self._history
+        ) as paused:
+            async for _ in paused:
+                pass
+        assert paused.result is not None
+        requests = paused.result.output
+        assert isinstance(requests, DeferredToolRequests)
+        approvals: dict[str, Any] = {call.tool_call_id: True for call in requests.approvals}
         took = Lap(0.0, 0.0)
         clock = Stopwatch()
         async with self._agent.run_stream_events(
