@@ -41,6 +41,7 @@ from rawp_adapters import McpServer
 from rawp_adapters.frames import HostTool
 from rawp_core_copilot._exit import CliExited, exit_error
 from rawp_core_copilot._mcp import CONNECT_TIMEOUT, McpStartup, mcp_config
+from rawp_core_copilot._translate import TRANSLATED
 
 WRITE_TOOL = "write"
 BUILTIN_TOOLS = (WRITE_TOOL,)
@@ -240,7 +241,7 @@ class Runtime:
             self._loop.call_soon_threadsafe(self._mcp_event, event.data)
         if isinstance(event.data, SessionIdleData):
             self._idle = True
-        if self._inbox is not None:
+        if self._inbox is not None and isinstance(event.data, TRANSLATED):
             self._inbox.put(event)
 
     def _mcp_event(self, data: object) -> None:

@@ -30,6 +30,21 @@ from rawp_adapter_sdk.events import (
     UsageReport,
 )
 
+TRANSLATED = (
+    AssistantMessageDeltaData,
+    AssistantMessageData,
+    AssistantReasoningDeltaData,
+    AssistantReasoningData,
+    ToolExecutionStartData,
+    ToolExecutionCompleteData,
+    AssistantUsageData,
+    SessionErrorData,
+    SessionIdleData,
+)
+"""The kinds of event data :meth:`TurnTranslator.translate` uses. The CLI sends about
+four times as many events as a turn has frames (raw events, streaming deltas of its
+own, model calls, hooks): only these cross to the session's thread."""
+
 
 def tool_input(arguments: Any) -> Mapping[str, Any]:
     return arguments if isinstance(arguments, dict) else {"input": arguments}
