@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from copilot.session_events import (
@@ -29,21 +29,6 @@ from rawp_adapter_sdk.events import (
     ToolStarted,
     UsageReport,
 )
-
-TRANSLATED = (
-    AssistantMessageDeltaData,
-    AssistantMessageData,
-    AssistantReasoningDeltaData,
-    AssistantReasoningData,
-    ToolExecutionStartData,
-    ToolExecutionCompleteData,
-    AssistantUsageData,
-    SessionErrorData,
-    SessionIdleData,
-)
-"""The kinds of event data :meth:`TurnTranslator.translate` uses. The CLI sends about
-four times as many events as a turn has frames (raw events, streaming deltas of its
-own, model calls, hooks): only these cross to the session's thread."""
 
 
 def tool_input(arguments: Any) -> Mapping[str, Any]:
@@ -77,35 +62,69 @@ class TurnTranslator:
         return events
 
     def translate(self, event: SessionEvent, *, cancelled: bool) -> list[CoreEvent]:
-        data = event.data
-        if isinstance(data, AssistantMessageDeltaData) and data.delta_content:
-            index = self._block("text", data.message_id)
-            return [self._chunk(index, data.delta_content, thinking=False)]
-        if isinstance(data, AssistantMessageData) and data.content:
-            return self._end(self._block("text", data.message_id), data.content, thinking=False)
-        if isinstance(data, AssistantReasoningDeltaData) and data.delta_content:
-            index = self._block("thinking", data.reasoning_id)
-            return [self._chunk(index, data.delta_content, thinking=True)]
-        if isinstance(data, AssistantReasoningData) and data.content:
-            index = self._block("thinking", data.reasoning_id)
-            return self._end(index, data.content, thinking=True)
-        if isinstance(data, ToolExecutionStartData):
-            if data.tool_name in self._host_tools:
-                self._host_calls.add(data.tool_call_id)
-                return []
-            return [ToolStarted(data.tool_call_id, data.tool_name, tool_input(data.arguments))]
-        if isinstance(data, ToolExecutionCompleteData):
-            return [] if data.tool_call_id in self._host_calls else [_finished(data)]
-        if isinstance(data, AssistantUsageData):
-            return [_usage(data)]
-        if isinstance(data, SessionErrorData):
-            self._error = f"{data.error_type}: {data.message}"
+        by_kind = _BY_KIND.get(type(event.data))
+        return [] if by_kind is None else by_kind(self, event.data, cancelled)
+
+    def _text_delta(self, data: AssistantMessageDeltaData, _: bool) -> list[CoreEvent]:
+        if not data.delta_content:
             return []
-        if isinstance(data, SessionIdleData):
-            if self._error is not None and not (cancelled or data.aborted):
-                raise CoreError(self._error)
-            return [Stopped("cancelled" if cancelled or data.aborted else "end_turn")]
+        index = self._block("text", data.message_id)
+        return [self._chunk(index, data.delta_content, thinking=False)]
+
+    def _text(self, data: AssistantMessageData, _: bool) -> list[CoreEvent]:
+        if not data.content:
+            return []
+        return self._end(self._block("text", data.message_id), data.content, thinking=False)
+
+    def _thinking_delta(self, data: AssistantReasoningDeltaData, _: bool) -> list[CoreEvent]:
+        if not data.delta_content:
+            return []
+        index = self._block("thinking", data.reasoning_id)
+        return [self._chunk(index, data.delta_content, thinking=True)]
+
+    def _thinking(self, data: AssistantReasoningData, _: bool) -> list[CoreEvent]:
+        if not data.content:
+            return []
+        return self._end(self._block("thinking", data.reasoning_id), data.content, thinking=True)
+
+    def _tool_started(self, data: ToolExecutionStartData, _: bool) -> list[CoreEvent]:
+        if data.tool_name in self._host_tools:
+            self._host_calls.add(data.tool_call_id)
+            return []
+        return [ToolStarted(data.tool_call_id, data.tool_name, tool_input(data.arguments))]
+
+    def _tool_finished(self, data: ToolExecutionCompleteData, _: bool) -> list[CoreEvent]:
+        return [] if data.tool_call_id in self._host_calls else [_finished(data)]
+
+    def _used(self, data: AssistantUsageData, _: bool) -> list[CoreEvent]:
+        return [_usage(data)]
+
+    def _failed(self, data: SessionErrorData, _: bool) -> list[CoreEvent]:
+        self._error = f"{data.error_type}: {data.message}"
         return []
+
+    def _idle(self, data: SessionIdleData, cancelled: bool) -> list[CoreEvent]:
+        if self._error is not None and not (cancelled or data.aborted):
+            raise CoreError(self._error)
+        return [Stopped("cancelled" if cancelled or data.aborted else "end_turn")]
+
+
+_BY_KIND: dict[type, Callable[[TurnTranslator, Any, bool], list[CoreEvent]]] = {
+    AssistantMessageDeltaData: TurnTranslator._text_delta,
+    AssistantMessageData: TurnTranslator._text,
+    AssistantReasoningDeltaData: TurnTranslator._thinking_delta,
+    AssistantReasoningData: TurnTranslator._thinking,
+    ToolExecutionStartData: TurnTranslator._tool_started,
+    ToolExecutionCompleteData: TurnTranslator._tool_finished,
+    AssistantUsageData: TurnTranslator._used,
+    SessionErrorData: TurnTranslator._failed,
+    SessionIdleData: TurnTranslator._idle,
+}
+
+TRANSLATED = tuple(_BY_KIND)
+"""The kinds of event data :meth:`TurnTranslator.translate` uses. The CLI sends about
+four times as many events as a turn has frames (raw events, streaming deltas of its
+own, model calls, hooks): only these cross to the session's thread."""
 
 
 def _finished(data: ToolExecutionCompleteData) -> ToolFinished:
