@@ -66,26 +66,26 @@ class TurnTranslator:
         return [] if by_kind is None else by_kind(self, event.data, cancelled)
 
     def _text_delta(self, data: AssistantMessageDeltaData, _: bool) -> list[CoreEvent]:
-        if not data.delta_content:
-            return []
-        index = self._block("text", data.message_id)
-        return [self._chunk(index, data.delta_content, thinking=False)]
+        return self._delta("text", data.message_id, data.delta_content)
 
     def _text(self, data: AssistantMessageData, _: bool) -> list[CoreEvent]:
-        if not data.content:
-            return []
-        return self._end(self._block("text", data.message_id), data.content, thinking=False)
+        return self._whole("text", data.message_id, data.content)
 
     def _thinking_delta(self, data: AssistantReasoningDeltaData, _: bool) -> list[CoreEvent]:
-        if not data.delta_content:
-            return []
-        index = self._block("thinking", data.reasoning_id)
-        return [self._chunk(index, data.delta_content, thinking=True)]
+        return self._delta("thinking", data.reasoning_id, data.delta_content)
 
     def _thinking(self, data: AssistantReasoningData, _: bool) -> list[CoreEvent]:
-        if not data.content:
+        return self._whole("thinking", data.reasoning_id, data.content)
+
+    def _delta(self, kind: str, key: str, text: str | None) -> list[CoreEvent]:
+        if not text:
             return []
-        return self._end(self._block("thinking", data.reasoning_id), data.content, thinking=True)
+        return [self._chunk(self._block(kind, key), text, thinking=kind == "thinking")]
+
+    def _whole(self, kind: str, key: str, text: str | None) -> list[CoreEvent]:
+        if not text:
+            return []
+        return self._end(self._block(kind, key), text, thinking=kind == "thinking")
 
     def _tool_started(self, data: ToolExecutionStartData, _: bool) -> list[CoreEvent]:
         if data.tool_name in self._host_tools:
