@@ -34,9 +34,9 @@ from rawp_adapter_sdk import SdkAdapter
 from rawp_adapter_sdk.islands import AsyncioIsland
 
 from benchmarks._common import percentile, print_machine, print_table, ratio
+from benchmarks._model_server import ModelServer, model_server
 from rawp_adapters import Session, open_session
 from rawp_adapters.frames import InteractionRequestFrame
-from tests.support.llm_openai import ScriptedOpenAI
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +117,7 @@ class SdkAlone(Protocol):
         ...
 
 
-OpenSdkAlone = Callable[[ScriptedOpenAI, Path], contextlib.AbstractAsyncContextManager[SdkAlone]]
+OpenSdkAlone = Callable[[ModelServer, Path], contextlib.AbstractAsyncContextManager[SdkAlone]]
 """Opens the SDK alone on the scripted server (entered and left on asyncio)."""
 
 
@@ -144,8 +144,8 @@ async def _idle(session: Session) -> None:
 @dataclass(frozen=True, slots=True)
 class Rate:
     """Frames (or the SDK's own events) of one streamed answer, the wall time it took
-    and the CPU time of the whole process meanwhile (every thread; the same scripted
-    server's among them)."""
+    and the CPU time of the whole process meanwhile (every thread; the scripted server
+    runs in a process of its own)."""
 
     frames: int
     seconds: float
@@ -263,7 +263,7 @@ async def _permission_pairs(
 @contextlib.contextmanager
 def _collected_between() -> Iterator[None]:
     """The collector runs before the block, not in it: a full collection of this heap
-    (the SDK, the scripted server, both histories: about 520,000 objects, 240 to 290 ms)
+    (the SDK and both histories: hundreds of thousands of objects, a quarter of a second)
     would otherwise land in a random turn of either side and be that side's p99."""
     gc.collect()
     gc.disable()
@@ -275,7 +275,7 @@ def _collected_between() -> Iterator[None]:
 
 async def compare(
     name: str,
-    settings: Callable[[ScriptedOpenAI], dict[str, Any]],
+    settings: Callable[[ModelServer], dict[str, Any]],
     open_alone: OpenSdkAlone,
     *,
     deltas: int,
@@ -286,7 +286,7 @@ async def compare(
 ) -> None:
     """Measure the core ``name`` and its SDK alone in turns; print the tables (``marks``:
     set by the SDK's methods, see :class:`Marks`)."""
-    with ScriptedOpenAI() as llm, tempfile.TemporaryDirectory() as tmp:
+    with model_server() as llm, tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
         island = AsyncioIsland(f"bench-{name}-alone")
         opened = open_alone(llm, workspace)

@@ -49,16 +49,17 @@ from copilot.session_events import (
 )
 from rawp_core_copilot._runtime import Settings, _write_tool, cli_environment
 
+from benchmarks._model_server import ModelServer
 from benchmarks._sdk_cores import Lap, Marks, OpenSdkAlone, Stopwatch, compare, mark_calls, run
 from tests.copilot.conftest import installed_cli
-from tests.support.llm_openai import DEFAULT_MODEL, ScriptedOpenAI
+from tests.support.llm_openai import DEFAULT_MODEL
 
 WRITE_PROMPT = "WRITE_FILE bench.txt hi"
 WAIT_S = 60.0
 
 
-def _settings(cli: Path) -> Callable[[ScriptedOpenAI], dict[str, Any]]:
-    def settings(llm: ScriptedOpenAI) -> dict[str, Any]:
+def _settings(cli: Path) -> Callable[[ModelServer], dict[str, Any]]:
+    def settings(llm: ModelServer) -> dict[str, Any]:
         options = {"model": DEFAULT_MODEL, "base_url": llm.base_url, "cli_path": str(cli)}
         return {"core": "copilot", "core_options": options}
 
@@ -127,7 +128,7 @@ def _marked() -> Marks:
 
 def _open_alone(cli: Path) -> OpenSdkAlone:
     @asynccontextmanager
-    async def alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
+    async def alone(llm: ModelServer, workspace: Path) -> AsyncIterator[_Alone]:
         with tempfile.TemporaryDirectory(prefix="bench-copilot-") as home:
             settings = Settings(
                 model=DEFAULT_MODEL,

@@ -34,15 +34,16 @@ from agents.result import RunResultStreaming
 from openai import AsyncOpenAI
 from rawp_core_openai_agents._tools import workspace_tools
 
+from benchmarks._model_server import ModelServer
 from benchmarks._sdk_cores import Lap, Marks, Stopwatch, compare, mark_calls, run
-from tests.support.llm_openai import DEFAULT_MODEL, ScriptedOpenAI
+from tests.support.llm_openai import DEFAULT_MODEL
 
 WRITE_PROMPT = 'CALL_TOOL write_file {"path": "bench.txt", "content": "hi"}'
 TEXT_DELTA = "response.output_text.delta"
 OFFLINE = RunConfig(tracing_disabled=True)
 
 
-def _settings(llm: ScriptedOpenAI) -> dict[str, Any]:
+def _settings(llm: ModelServer) -> dict[str, Any]:
     options = {
         "model": DEFAULT_MODEL,
         "base_url": llm.base_url,
@@ -115,7 +116,7 @@ def _marked() -> Marks:
 
 
 @asynccontextmanager
-async def _alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
+async def _alone(llm: ModelServer, workspace: Path) -> AsyncIterator[_Alone]:
     async with AsyncOpenAI(base_url=llm.base_url, api_key="scripted", max_retries=0) as client:
         yield _Alone(client, workspace)
 

@@ -35,18 +35,19 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from rawp_core_pydantic_ai._tools import builtin_toolset
 
+from benchmarks._model_server import ModelServer
 from benchmarks._sdk_cores import Lap, Marks, Stopwatch, compare, mark_calls, run
-from tests.support.llm_openai import DEFAULT_MODEL, ScriptedOpenAI
+from tests.support.llm_openai import DEFAULT_MODEL
 
 WRITE_PROMPT = "WRITE_FILE bench.txt hi"
 
 
-def _settings(llm: ScriptedOpenAI) -> dict[str, Any]:
+def _settings(llm: ModelServer) -> dict[str, Any]:
     options = {"model": DEFAULT_MODEL, "base_url": llm.base_url, "max_retries": 0}
     return {"core": "pydantic-ai", "core_options": options}
 
 
-def _agent(llm: ScriptedOpenAI, workspace: Path) -> Agent[None, str | DeferredToolRequests]:
+def _agent(llm: ModelServer, workspace: Path) -> Agent[None, str | DeferredToolRequests]:
     """pydantic-ai alone, with the core's own ``write`` tool."""
     provider = OpenAIProvider(base_url=llm.base_url, api_key="unused")
     return Agent(
@@ -59,7 +60,7 @@ def _agent(llm: ScriptedOpenAI, workspace: Path) -> Agent[None, str | DeferredTo
 class _Alone:
     """pydantic-ai alone (asyncio only), with the core's own ``write`` tool."""
 
-    def __init__(self, llm: ScriptedOpenAI, workspace: Path) -> None:
+    def __init__(self, llm: ModelServer, workspace: Path) -> None:
         self._agent = _agent(llm, workspace)
         self._history: list[Any] = []
 
@@ -114,7 +115,7 @@ def _marked() -> Marks:
 
 
 @asynccontextmanager
-async def _alone(llm: ScriptedOpenAI, workspace: Path) -> AsyncIterator[_Alone]:
+async def _alone(llm: ModelServer, workspace: Path) -> AsyncIterator[_Alone]:
     yield _Alone(llm, workspace)
 
 
