@@ -31,7 +31,8 @@ class WordsCore:
         self.island = AsyncioIsland(f"words-{env.session_id}")
 
     async def run(self, prompt: str, permission: PermissionCallback) -> AsyncIterator[CoreEvent]:
-        words = self.island.stream(functools.partial(asyncio_only_sdk, prompt))
+        sdk = functools.partial(asyncio_only_sdk, prompt)
+        words = self.island.stream(sdk, may_wait=lambda _word: True)  # each is a part
         async with contextlib.aclosing(words):
             async for item in words:
                 if not isinstance(item, Finished):

@@ -228,3 +228,76 @@ async def test_the_switch_interval_is_lowered_while_an_island_thread_runs() -> N
         assert sys.getswitchinterval() == 0.005
     finally:
         sys.setswitchinterval(before)
+
+
+def is_part(item: str) -> bool:
+    return item.startswith("part")
+
+
+async def busy_until(done: threading.Event, at_most_s: float) -> bool:
+    """Keep the island's loop from idling until ``done`` is set (at most ``at_most_s``):
+    whether it was set."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + at_most_s
+    while not done.is_set() and loop.time() < deadline:  # noqa: ASYNC110 (busy on purpose)
+        await asyncio.sleep(0)
+    return done.is_set()
+
+
+async def test_parts_of_a_stream_wait_while_the_island_works_and_cross_with_what_follows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Parts put on an island's thread cross once it idles, not while it works; anything
+    else put after them takes them along at once, in order."""
+    monkeypatch.setattr("rawp_adapter_sdk.islands.HOLD_AT_MOST_S", 60.0)
+    seen: list[str] = []
+    parts_seen, result_seen = threading.Event(), threading.Event()
+
+    async def job(emit: Emit[str]) -> tuple[bool, bool]:
+        emit("part 1")
+        emit("part 2")
+        parts_crossed = await busy_until(parts_seen, at_most_s=0.2)
+        emit("tool result")
+        result_crossed = await busy_until(result_seen, at_most_s=WAIT_S)
+        return parts_crossed, result_crossed
+
+    async def watch() -> Finished[tuple[bool, bool]]:
+        async for item in sdk.stream(job, may_wait=is_part):
+            if isinstance(item, Finished):
+                return item
+            seen.append(item)
+            (result_seen if item == "tool result" else parts_seen).set()
+        raise AssertionError("the stream ended without its Finished item")
+
+    async with island(own_thread=True) as sdk:
+        with anyio.fail_after(WAIT_S):
+            finished = await watch()
+    assert seen == ["part 1", "part 2", "tool result"]
+    assert finished.value == (False, True)  # the parts waited; the result took them along
+
+
+async def test_parts_put_before_the_sdk_calls_the_session_reach_it_before_the_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("rawp_adapter_sdk.islands.HOLD_AT_MOST_S", 60.0)
+    outbox: Outbox[str] = Outbox(may_wait=is_part)
+    called = threading.Event()
+
+    async with island(own_thread=True) as sdk:
+
+        async def on_session() -> int:
+            called.set()
+            return outbox.receive.statistics().current_buffer_used
+
+        async def job() -> int:
+            busy = asyncio.create_task(busy_until(called, at_most_s=WAIT_S))  # never idle
+            outbox.put("part 1")
+            delivered = await sdk.on_host(on_session)
+            await busy
+            return delivered
+
+        with anyio.fail_after(WAIT_S):
+            delivered_before_the_call = await sdk.call(job)
+            assert await outbox.receive.receive() == "part 1"
+    outbox.close()
+    assert delivered_before_the_call == 1

@@ -37,7 +37,7 @@ from rawp_adapter_sdk import (
     PermissionDecision,
     PermissionRequest,
 )
-from rawp_adapter_sdk.events import CoreEvent, Stopped, ToolFinished
+from rawp_adapter_sdk.events import PARTS, CoreEvent, Stopped, ToolFinished
 from rawp_adapter_sdk.islands import AsyncioIsland, Emit, Finished
 
 from rawp_adapters import HostToolCall, HostToolOutcome, ModelState, OperationRejected
@@ -283,7 +283,7 @@ class OpenAIAgentsCore:
         async def drive(emit: Emit[list[CoreEvent]]) -> _End:
             return await self._drive(agent, run_input, translator, emit)
 
-        return self._island.stream(drive)
+        return self._island.stream(drive, may_wait=_parts_only)
 
     async def _drive(
         self,
@@ -342,6 +342,10 @@ class OpenAIAgentsCore:
         assert env is not None
         assert island is not None
         return await island.on_host(lambda: env.call_host_tool(call, None))
+
+
+def _parts_only(events: list[CoreEvent]) -> bool:
+    return all(isinstance(event, PARTS) for event in events)
 
 
 def _call_id(item: ToolApprovalItem) -> str:

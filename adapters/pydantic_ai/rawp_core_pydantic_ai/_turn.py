@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from rawp_adapter_sdk import (
     PermissionCallback,
     PermissionRequest,
 )
-from rawp_adapter_sdk.events import CoreEvent, Stopped, UsageReport
+from rawp_adapter_sdk.events import PARTS, CoreEvent, Stopped, UsageReport
 from rawp_adapter_sdk.islands import AsyncioIsland, Finished
 
 from rawp_adapters import HostToolCall
@@ -74,7 +74,8 @@ async def run_turn(
         )
         step: Step | None = None
         failure: BaseException | None = None
-        async with contextlib.aclosing(c.island.stream(job)) as items:
+        stream: AsyncGenerator[CoreEvent | Finished[Step]] = c.island.stream(job, may_wait=_a_part)
+        async with contextlib.aclosing(stream) as items:
             async for item in items:
                 if isinstance(item, Finished):
                     step, failure = item.value, item.error
@@ -103,6 +104,10 @@ async def run_turn(
             return
         user_prompt = None
         results = DeferredToolResults(approvals=dict(answers.approvals), calls=answers.calls)
+
+
+def _a_part(event: object) -> bool:
+    return isinstance(event, PARTS)
 
 
 async def _settle(

@@ -118,7 +118,13 @@ CoreEvent = (
 )
 """Everything a core streams, discriminated by class."""
 
+PARTS = (TextChunk, ThinkingChunk, ToolProgress)
+"""The events that carry a part of a stream (text, thinking, a tool's output): from an
+island's thread, they may cross to the session with what follows them
+(:meth:`~rawp_adapter_sdk.islands.AsyncioIsland.stream`'s ``may_wait``)."""
+
 __all__ = [
+    "PARTS",
     "CoreEvent",
     "PlanChanged",
     "Stopped",
