@@ -11,11 +11,14 @@ the interpreter's switch interval, milliseconds). On trio, or with ``own_thread=
 (an SDK that blocks its loop, say joining its threads when it stops), it is an asyncio
 loop in a daemon thread; while such a thread runs, the interpreter's switch interval is
 lowered (:data:`SWITCH_INTERVAL_S`) so that a thread woken by the other gets the GIL
-within that time, not within the default 5 ms. The parts of a stream (text, thinking) such
-a thread sends the session wait until its loop has nothing ready to run
-(:class:`_HoldingSelector`): the session's thread then wakes once per burst of the SDK's
-work, as the island goes idle, instead of once per part, taking the GIL from the island
-mid-work each time (a streamed answer through pydantic-ai on trio: 30 % more frames/s).
+within that time, not within the default 5 ms.
+
+The parts of a stream (text, thinking) that such a thread sends the session wait until
+its loop has nothing ready to run (:class:`_HoldingSelector`, on asyncio's own loop, not
+one an application's policy chose, uvloop say): the session's thread then wakes once per
+burst of the SDK's work, as the island goes idle, instead of at each part, taking the
+GIL from the island in the middle of its work (a streamed answer through pydantic-ai on
+trio: 1.5 times the frames/s).
 
 The SDK's coroutines run in a context of their own: none of the session's context
 variables (sniffio's name of the session's async library among them) reach the SDK.
@@ -266,11 +269,11 @@ class AsyncioIsland:
         if isinstance(native, asyncio.AbstractEventLoop) and not own_thread:
             self.loop = native
             return
-        if type(asyncio.get_event_loop_policy()) is asyncio.DefaultEventLoopPolicy:
+        self.loop = asyncio.new_event_loop()
+        if type(self.loop) is asyncio.SelectorEventLoop:  # not one the application chose
+            self.loop.close()
             self._selector = _HoldingSelector()
             self.loop = asyncio.SelectorEventLoop(self._selector)
-        else:  # a loop of the application's choosing (uvloop, say): posts go at once
-            self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         _switch_interval.acquire()
         self._thread.start()
