@@ -69,7 +69,7 @@ def _post(token: EventLoopToken, func: Callable[[], object], *, may_wait: bool =
     loop that has ended is let be. From an island thread, with ``may_wait``, it is held
     until the island idles (:class:`_HoldingSelector`); without, it goes at once, after
     all the island holds."""
-    selector: _HoldingSelector | None = getattr(_island_thread, "selector", None)
+    selector = _this_islands_selector()
     if selector is None:
         _post_now(token, func)
         return
@@ -80,9 +80,14 @@ def _post(token: EventLoopToken, func: Callable[[], object], *, may_wait: bool =
 
 def _release_held() -> None:
     """Post at once what this thread's island holds (nothing on another thread)."""
-    selector: _HoldingSelector | None = getattr(_island_thread, "selector", None)
+    selector = _this_islands_selector()
     if selector is not None:
         selector.release()
+
+
+def _this_islands_selector() -> _HoldingSelector | None:
+    selector: _HoldingSelector | None = getattr(_island_thread, "selector", None)
+    return selector
 
 
 _island_thread = threading.local()
@@ -140,13 +145,13 @@ class Outbox(Generic[T]):
         """Set once :meth:`put_last` has put its item: nothing else is coming."""
 
     def put(self, item: T) -> None:
-        may_wait = self._may_wait is not None and self._may_wait(item)
         with self._lock:
             if not self._pending and threading.get_ident() == self._host:
                 self._give(item)  # on the session's own loop: nothing to cross
                 return
             self._pending.append(item)
             on_its_way = len(self._pending) > 1
+        may_wait = self._may_wait is not None and self._may_wait(item)
         if not on_its_way:
             _post(self._token, self._hand_over, may_wait=may_wait)
         elif not may_wait:
