@@ -289,13 +289,17 @@ def decode_line(line: bytes) -> WireMessage | None:
     """
     try:
         return _decode(line)
-    except UnicodeDecodeError:
-        try:
-            return _decode(line.decode("utf-8", "replace").encode())
-        except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        # msgspec before 0.23 raises UnicodeDecodeError for invalid UTF-8 inside a
+        # string, later versions a DecodeError: either way, a line that is not UTF-8 is
+        # read again with the bad bytes replaced.
+        repaired = line.decode("utf-8", "replace").encode()
+        if repaired == line:
             raise WireError(str(exc)) from exc
-    except msgspec.DecodeError as exc:
-        raise WireError(str(exc)) from exc
+        try:
+            return _decode(repaired)
+        except msgspec.DecodeError as again:
+            raise WireError(str(again)) from again
 
 
 def _decode(line: bytes) -> WireMessage | None:
