@@ -8,9 +8,10 @@ token; server messages on its event stream). Either way: ``tools/list``
 gives the published catalog, ``tools/call`` goes to
 :meth:`~rawp_adapters.SessionContext.call_host_tool` (schema check, deadline, abort,
 the session's end: the runtime's rules), and a catalog published later is announced
-with ``notifications/tools/list_changed``. A publication ends once every agent-side client
-connected then has listed the new catalog and answered a ``ping`` after it (or
-``relist_wait`` has passed): agents that re-list in the background (gemini-cli) then
+with ``notifications/tools/list_changed`` (again every second to a client that has not
+listed it yet). A publication ends once every agent-side client connected then has
+listed the new catalog and answered a ``ping`` after it (or ``relist_wait`` has
+passed): agents that re-list in the background (gemini-cli) then
 offer the new tools to the model of the next prompt, which the runtime sends after it.
 A client that lists only once, when it connects (codex's), is answered only at the
 first publication (or after ``relist_wait``) if it lists before it; a later catalog
@@ -43,6 +44,10 @@ _PROTOCOL = "2025-06-18"
 _LISTS_ONCE = frozenset({"codex-mcp-client"})
 """MCP clients (``clientInfo.name``) that list a server's tools once, when they connect,
 and never again, ``list_changed`` or not."""
+_LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+_ANNOUNCE_AGAIN_S = 1.0
+"""How often a client that has not listed a new catalog is told of it again: Claude
+Code drops a ``list_changed`` that comes while its MCP client is still starting."""
 _TOOL_USE_ID = "claudecode/toolUseId"
 """Where claude-agent-acp puts its own id of the call, which the Master then sees once."""
 _UNREADABLE = (
@@ -107,7 +112,7 @@ class HostToolServer:
                 )
             )
         for client in clients:
-            await client.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            await client.send(_LIST_CHANGED)
         with anyio.move_on_after(self._relist_wait) as waiting:
             for client in clients:
                 await client.relisted(self._version)
@@ -252,14 +257,16 @@ class HostToolServer:
             if isinstance(client, _Client) and client.lists_once and not self._published.is_set():
                 with anyio.move_on_after(self._relist_wait):  # its only listing: the catalog's
                     await self._published.wait()
+            # what the client is sent, not a catalog published while the answer goes out
+            version, tools = self._version, self._tools
             result = {
                 "tools": [
                     {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
-                    for t in self._tools
+                    for t in tools
                 ]
             }
             await client.send({"jsonrpc": "2.0", "id": request_id, "result": result})
-            client.listed(self._version)
+            client.listed(version)
             if not self._first_listing.is_set():
                 self._first_lister = client if isinstance(client, _Client) else None
                 self._first_listing.set()
@@ -331,10 +338,14 @@ class _Client:
         return self._listed >= 0
 
     async def relisted(self, version: int) -> None:
-        """Until the client has listed the catalog of ``version`` and handled that answer:
-        a ``ping`` sent after it comes back (the client reads its messages in order)."""
+        """Until the client has listed the catalog of ``version`` (told of it again every
+        :data:`_ANNOUNCE_AGAIN_S` until it does) and handled that answer: a ``ping`` sent
+        after it comes back (the client reads its messages in order)."""
         while self._listed < version:
-            await self._changed.wait()
+            with anyio.move_on_after(_ANNOUNCE_AGAIN_S) as waiting:
+                await self._changed.wait()
+            if waiting.cancelled_caught:
+                await self.send(_LIST_CHANGED)
         ping_id = f"rawp-ping-{uuid.uuid4().hex}"
         pong = self._pings[ping_id] = anyio.Event()
         try:

@@ -1,0 +1,121 @@
+"""The host tools' MCP server on its own, in a session of the kit's function adapter
+(the runtime's real context), with a client that plays the relay over TCP: what it is
+sent and in which order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import ByteStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+from rawp_adapter_acp._host_mcp import HostToolServer
+
+from rawp_adapters import SessionContext, Turn, TurnResult
+from rawp_adapters.frames import HostTool
+from rawp_adapters.testing import FunctionAdapter, drive
+from tests.support.core_scenarios import ECHO
+
+pytestmark = pytest.mark.anyio
+
+BIG_CATALOG = [
+    HostTool(name=f"tool_{n}", description="x" * 50_000, input_schema={"type": "object"})
+    for n in range(400)
+]
+"""A catalog whose listing (20 MB) cannot fit in the sockets' buffers: its answer is
+still going out while the client does not read."""
+
+
+class Relay:
+    """The agent's side of one relay connection, one JSON-RPC message a line."""
+
+    def __init__(self, stream: ByteStream) -> None:
+        self.stream = stream
+        self.reader = BufferedByteReceiveStream(stream)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.stream.send(json.dumps(message).encode() + b"\n")
+
+    async def receive(self) -> dict[str, Any]:
+        with anyio.fail_after(30):
+            line = await self.reader.receive_until(b"\n", 64 * 1024 * 1024)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+
+def what(message: dict[str, Any]) -> str:
+    """A message's method, or the size of the catalog a ``tools/list`` answer gives."""
+    if "method" in message:
+        return str(message["method"])
+    return f"{len(message['result'].get('tools', []))} tools"
+
+
+async def test_a_catalog_published_while_a_listing_goes_out_is_announced_and_waited_for(
+    tmp_path: Path,
+) -> None:
+    # The listing the client reads gives the catalog it asked for; the publication that
+    # came while that answer was going out waits for the client to list the new one.
+    received: list[str] = []
+
+    async def scenario(turn: Turn, ctx: SessionContext) -> TurnResult:
+        server = HostToolServer(ctx, lambda: turn.turn_id, relist_wait=30)
+        token = (await server.start("stdio")).env["RAWP_MCP_TOKEN"]
+        await server.publish(BIG_CATALOG)  # no client yet: at once
+        stream = await anyio.connect_tcp("127.0.0.1", server.port)
+        relay = Relay(stream)
+        async with stream, anyio.create_task_group() as tg:
+            await stream.send(token.encode() + b"\n")
+            await relay.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            head = await relay.reader.receive()  # the answer has begun: it is the catalog's
+            tg.start_soon(server.publish, [HostTool.model_validate(ECHO)])
+            await anyio.wait_all_tasks_blocked()  # published while the answer goes out
+            rest = await relay.reader.receive_until(b"\n", 64 * 1024 * 1024)
+            received.append(what(json.loads(head + rest)))
+            received.append(what(await relay.receive()))
+            await relay.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            for _ in range(2):  # the new listing's answer and the ping after it
+                message = await relay.receive()
+                received.append(what(message))
+                if message.get("method") == "ping":
+                    await relay.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+        return TurnResult()
+
+    async with drive(FunctionAdapter(scenario), workspace=tmp_path, timeout=60) as d:
+        turn = await d.prompt("publish while a listing goes out")
+    assert turn.stop_reason == "end_turn"
+    assert received == ["400 tools", "notifications/tools/list_changed", "1 tools", "ping"]
+
+
+async def test_a_client_that_misses_the_announcement_of_a_new_catalog_is_told_again(
+    tmp_path: Path,
+) -> None:
+    # Claude Code drops a list_changed that comes while its MCP client still starts
+    received: list[str] = []
+
+    async def scenario(turn: Turn, ctx: SessionContext) -> TurnResult:
+        server = HostToolServer(ctx, lambda: turn.turn_id, relist_wait=30)
+        token = (await server.start("stdio")).env["RAWP_MCP_TOKEN"]
+        stream = await anyio.connect_tcp("127.0.0.1", server.port)
+        relay = Relay(stream)
+        async with stream, anyio.create_task_group() as tg:
+            await stream.send(token.encode() + b"\n")
+            await relay.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            received.append(what(await relay.receive()))
+            tg.start_soon(server.publish, [HostTool.model_validate(ECHO)])
+            received.append(what(await relay.receive()))  # missed
+            received.append(what(await relay.receive()))
+            await relay.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            received.append(what(await relay.receive()))
+            ping = await relay.receive()
+            received.append(what(ping))
+            await relay.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
+        return TurnResult()
+
+    async with drive(FunctionAdapter(scenario), workspace=tmp_path, timeout=60) as d:
+        turn = await d.prompt("publish to a client that misses the announcement")
+    assert turn.stop_reason == "end_turn"
+    changed = "notifications/tools/list_changed"
+    assert received == ["0 tools", changed, changed, "1 tools", "ping"]
