@@ -14,6 +14,7 @@ from typing_extensions import TypeVar
 
 from rawp_adapters._adapter import Adapter
 from rawp_adapters._frames import (
+    AgentErrorFrame,
     ClientFrame,
     ControlFrame,
     Envelope,
@@ -28,6 +29,9 @@ from rawp_adapters.testing._invariants import assert_valid_stream
 
 _SUMMARY_RUNS = 10
 """How many runs of frames of one type a timeout's message shows (the last ones)."""
+_SUMMARY_ERRORS = 3
+"""How many of the agent's errors a timeout's message quotes (the last ones)."""
+_SUMMARY_ERROR_CHARS = 300
 
 F = TypeVar("F", bound=Envelope)
 S = TypeVar("S", bound=SessionLike, default=Session)
@@ -81,12 +85,19 @@ def _type_name(frame_type: type[Envelope] | str) -> str:
 
 
 def _summary(frames: Sequence[ClientFrame]) -> str:
-    """The types of ``frames`` in order, runs of one type counted, the last few only."""
+    """The types of ``frames`` in order, runs of one type counted, the last few only,
+    and what the agent's last errors said."""
     runs = [(name, sum(1 for _ in run)) for name, run in groupby(f.type for f in frames)]
     shown = [name if n == 1 else f"{name} x{n}" for name, n in runs[-_SUMMARY_RUNS:]]
     if len(runs) > _SUMMARY_RUNS:
         shown.insert(0, "…")
-    return ", ".join(shown) or "nothing"
+    said = [
+        repr(f.payload.message[:_SUMMARY_ERROR_CHARS])
+        for f in frames
+        if isinstance(f, AgentErrorFrame)
+    ][-_SUMMARY_ERRORS:]
+    errors = f"; the agent's errors: {', '.join(said)}" if said else ""
+    return (", ".join(shown) or "nothing") + errors
 
 
 def _of_type(frames: list[ClientFrame], frame_type: type[Envelope] | str) -> list[Any]:

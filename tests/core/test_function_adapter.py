@@ -11,6 +11,7 @@ import pytest
 
 from rawp_adapters import SessionContext, SessionOptions, Turn, TurnResult
 from rawp_adapters.frames import (
+    AgentError,
     AgentInfo,
     Mode,
     SessionCapabilitiesFrame,
@@ -81,6 +82,26 @@ async def test_each_turn_is_run_by_the_function_with_its_turn_and_the_sessions_c
         second = await d.prompt("two")
     assert (first.text, second.text) == ("ONE", "TWO")
     assert seen == [("one", tmp_path), ("two", tmp_path)]
+
+
+async def test_a_wait_that_times_out_says_what_came_and_what_the_agents_errors_said(
+    tmp_path: Path,
+) -> None:
+    async def fails(turn: Turn, ctx: SessionContext) -> TurnResult:
+        for n in range(5):
+            message = f"error {n}: " + "x" * 1000
+            await ctx.emit(AgentError(severity="error", error_code="AGENT_ERROR", message=message))
+        return TurnResult(stop_reason="error")
+
+    async with drive(FunctionAdapter(fails), workspace=tmp_path, timeout=0.5) as d:
+        await d.prompt("go")
+        with pytest.raises(TimeoutError) as raised:
+            await d.wait_for(ToolInvokeRequestFrame)
+    message = str(raised.value)
+    quoted = [repr((f"error {n}: " + "x" * 1000)[:300]) for n in (2, 3, 4)]
+    assert "agent.error x5, session.usage, session.turn.end" in message
+    assert "error 1:" not in message  # the last three only, each cut short
+    assert message.endswith(f"the agent's errors: {', '.join(quoted)}")
 
 
 async def test_ask_permission_runs_the_tool_only_after_an_allow(tmp_path: Path) -> None:
