@@ -18,9 +18,9 @@ VIBE_CHECK = (
     "test_the_readmes_acp_check_of_vibe_passes_against_the_scripted_model"
 )
 COPILOT_CHECK = OPENCODE_CHECK.replace("opencode", "copilot")
-OMP_RUN = (
-    "tests/process/test_real_agents.py::"
-    "test_the_adapter_with_a_real_agent_passes_the_conformance_run[trio-omp]"
+OMP_CHECK = (
+    "tests/conformance/test_check_cli.py::"
+    "test_the_readmes_check_of_a_real_agent_passes_with_a_scripted_model[omp]"
 )
 
 
@@ -42,15 +42,15 @@ def ordered(ids: list[str], config: _Config) -> list[str]:
 
 def test_each_workers_share_begins_with_its_long_tests_and_the_rest_keep_their_order() -> None:
     short = [f"tests/core/test_x.py::test_{n}" for n in range(8)]
-    collected = [*short[:4], OMP_RUN, *short[4:], COPILOT_CHECK, VIBE_CHECK, OPENCODE_CHECK]
+    collected = [*short[:4], OMP_CHECK, *short[4:], COPILOT_CHECK, VIBE_CHECK, OPENCODE_CHECK]
     # worksteal sends 6 tests to the first worker and 6 to the second: the longest (350 s)
-    # opens one share, the next two (150 s, 115 s) and the omp run the other
+    # opens one share, the next two (150 s, 115 s) and the omp check the other
     assert ordered(collected, _Config()) == [
         OPENCODE_CHECK,
         *short[:5],
         VIBE_CHECK,
         COPILOT_CHECK,
-        OMP_RUN,
+        OMP_CHECK,
         *short[5:],
     ]
 

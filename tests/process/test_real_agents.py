@@ -7,7 +7,6 @@ checked against the DPS invariants when its session ends (``drive``).
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import signal
@@ -17,7 +16,6 @@ from typing import Any
 
 import psutil
 import pytest
-from rawp_adapter_process import ProcessAdapter
 
 from rawp_adapters.frames import (
     AgentErrorFrame,
@@ -35,7 +33,6 @@ from rawp_adapters.testing import (
     deny_all,
     drive,
     never_answer,
-    run_conformance,
 )
 from tests.process.helpers import running
 from tests.process.real_peers import PEERS, TIMEOUT, only, peer_adapter
@@ -363,20 +360,3 @@ async def test_a_signal_mid_stream_ends_turn_and_session_and_kills_the_tools(
     assert closed.payload.signal == sig.name
     assert closed.payload.exit_code == (143 if sig == signal.SIGTERM else None)
     assert not running(sleeper)
-
-
-@pytest.mark.parametrize("name", PEERS)
-async def test_the_adapter_with_a_real_agent_passes_the_conformance_run(
-    name: PeerName, llm: ScriptedOpenAI, tmp_path: Path
-) -> None:
-    runs = itertools.count()
-
-    def make_adapter() -> ProcessAdapter:
-        adapter, _ = peer_adapter(name, llm, tmp_path / f"run-{next(runs)}")
-        return adapter
-
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    await run_conformance(
-        make_adapter, workspace=workspace, long_prompt="SLOW_STREAM 200 50", timeout=TIMEOUT
-    )

@@ -18,7 +18,6 @@ LONG_S: tuple[tuple[float, str, str, str], ...] = (
     (115, "acp/test_acp_conformance.py", "test_the_readmes_acp_check", "copilot"),
     (95, "acp/test_python_agents.py", "test_the_readmes_acp_check_of_fast_agent", ""),
     (90, "acp/test_real_acp_agents.py", "test_a_second_session_resumes", "trio-opencode"),
-    (80, "process/test_real_agents.py", "test_the_adapter_with_a_real_agent_passes", ""),
     (80, "conformance/test_check_cli.py", "test_the_readmes_check_of_a_real_agent", ""),
     (55, "acp/test_real_acp_agents.py", "test_thinking_text_a_tool_allowed", "trio-opencode"),
     (55, "sdk_cores/test_delegation.py", "test_the_cores_model_delegates", "trio-copilot"),
