@@ -5,12 +5,13 @@ sent and in which order."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import ByteStream
+from anyio.abc import ByteStream, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 from rawp_adapter_acp._host_mcp import HostToolServer
 
@@ -30,20 +31,37 @@ still going out while the client does not read."""
 
 
 class Relay:
-    """The agent's side of one relay connection, one JSON-RPC message a line."""
+    """The agent's side of one relay connection, one JSON-RPC message a line; what it
+    was sent, in order (:func:`what` of each message)."""
 
     def __init__(self, stream: ByteStream) -> None:
         self.stream = stream
         self.reader = BufferedByteReceiveStream(stream)
+        self.received: list[str] = []
 
     async def send(self, message: dict[str, Any]) -> None:
         await self.stream.send(json.dumps(message).encode() + b"\n")
 
+    async def list_tools(self, request_id: int) -> None:
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"})
+
     async def receive(self) -> dict[str, Any]:
         with anyio.fail_after(30):
-            line = await self.reader.receive_until(b"\n", 64 * 1024 * 1024)
+            line = await self.reader.receive_until(b"\n", MAX_LINE)
         message: dict[str, Any] = json.loads(line)
+        self.received.append(what(message))
         return message
+
+    async def list_again_and_answer_the_ping(self) -> None:
+        await self.list_tools(2)
+        for _ in range(2):  # the new listing's answer and the ping after it, in order
+            message = await self.receive()
+            if message.get("method") == "ping":
+                await self.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+
+
+MAX_LINE = 64 * 1024 * 1024
+Play = Callable[[HostToolServer, Relay, TaskGroup], Awaitable[None]]
 
 
 def what(message: dict[str, Any]) -> str:
@@ -53,69 +71,63 @@ def what(message: dict[str, Any]) -> str:
     return f"{len(message['result'].get('tools', []))} tools"
 
 
+async def played(tmp_path: Path, play: Play, first: Sequence[HostTool] = ()) -> list[str]:
+    """What a relay was sent while ``play`` ran, in a session's turn: the server started
+    (``first`` published before the relay connects) and the relay connected with the
+    session's token. The publications ``play`` starts in the task group end with it."""
+    relays: list[Relay] = []
+
+    async def scenario(turn: Turn, ctx: SessionContext) -> TurnResult:
+        server = HostToolServer(ctx, lambda: turn.turn_id, relist_wait=30)
+        token = (await server.start("stdio")).env["RAWP_MCP_TOKEN"]
+        if first:
+            await server.publish(first)  # no client yet: at once
+        stream = await anyio.connect_tcp("127.0.0.1", server.port)
+        relays.append(relay := Relay(stream))
+        async with stream, anyio.create_task_group() as tg:
+            await stream.send(token.encode() + b"\n")
+            await play(server, relay, tg)
+        return TurnResult()
+
+    async with drive(FunctionAdapter(scenario), workspace=tmp_path, timeout=60) as d:
+        turn = await d.prompt("play the relay")
+    assert turn.stop_reason == "end_turn"
+    return relays[0].received
+
+
+CHANGED = "notifications/tools/list_changed"
+
+
 async def test_a_catalog_published_while_a_listing_goes_out_is_announced_and_waited_for(
     tmp_path: Path,
 ) -> None:
     # The listing the client reads gives the catalog it asked for; the publication that
     # came while that answer was going out waits for the client to list the new one.
-    received: list[str] = []
+    async def play(server: HostToolServer, relay: Relay, tg: TaskGroup) -> None:
+        await relay.list_tools(1)
+        head = await relay.reader.receive()  # the answer has begun: it is the catalog's
+        tg.start_soon(server.publish, [HostTool.model_validate(ECHO)])
+        await anyio.wait_all_tasks_blocked()  # published while the answer goes out
+        rest = await relay.reader.receive_until(b"\n", MAX_LINE)
+        relay.received.append(what(json.loads(head + rest)))
+        await relay.receive()
+        await relay.list_again_and_answer_the_ping()
 
-    async def scenario(turn: Turn, ctx: SessionContext) -> TurnResult:
-        server = HostToolServer(ctx, lambda: turn.turn_id, relist_wait=30)
-        token = (await server.start("stdio")).env["RAWP_MCP_TOKEN"]
-        await server.publish(BIG_CATALOG)  # no client yet: at once
-        stream = await anyio.connect_tcp("127.0.0.1", server.port)
-        relay = Relay(stream)
-        async with stream, anyio.create_task_group() as tg:
-            await stream.send(token.encode() + b"\n")
-            await relay.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-            head = await relay.reader.receive()  # the answer has begun: it is the catalog's
-            tg.start_soon(server.publish, [HostTool.model_validate(ECHO)])
-            await anyio.wait_all_tasks_blocked()  # published while the answer goes out
-            rest = await relay.reader.receive_until(b"\n", 64 * 1024 * 1024)
-            received.append(what(json.loads(head + rest)))
-            received.append(what(await relay.receive()))
-            await relay.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-            for _ in range(2):  # the new listing's answer and the ping after it
-                message = await relay.receive()
-                received.append(what(message))
-                if message.get("method") == "ping":
-                    await relay.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
-        return TurnResult()
-
-    async with drive(FunctionAdapter(scenario), workspace=tmp_path, timeout=60) as d:
-        turn = await d.prompt("publish while a listing goes out")
-    assert turn.stop_reason == "end_turn"
-    assert received == ["400 tools", "notifications/tools/list_changed", "1 tools", "ping"]
+    received = await played(tmp_path, play, first=BIG_CATALOG)
+    assert received == ["400 tools", CHANGED, "1 tools", "ping"]
 
 
 async def test_a_client_that_misses_the_announcement_of_a_new_catalog_is_told_again(
     tmp_path: Path,
 ) -> None:
     # Claude Code drops a list_changed that comes while its MCP client still starts
-    received: list[str] = []
+    async def play(server: HostToolServer, relay: Relay, tg: TaskGroup) -> None:
+        await relay.list_tools(1)
+        await relay.receive()
+        tg.start_soon(server.publish, [HostTool.model_validate(ECHO)])
+        await relay.receive()  # missed
+        await relay.receive()
+        await relay.list_again_and_answer_the_ping()
 
-    async def scenario(turn: Turn, ctx: SessionContext) -> TurnResult:
-        server = HostToolServer(ctx, lambda: turn.turn_id, relist_wait=30)
-        token = (await server.start("stdio")).env["RAWP_MCP_TOKEN"]
-        stream = await anyio.connect_tcp("127.0.0.1", server.port)
-        relay = Relay(stream)
-        async with stream, anyio.create_task_group() as tg:
-            await stream.send(token.encode() + b"\n")
-            await relay.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-            received.append(what(await relay.receive()))
-            tg.start_soon(server.publish, [HostTool.model_validate(ECHO)])
-            received.append(what(await relay.receive()))  # missed
-            received.append(what(await relay.receive()))
-            await relay.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-            received.append(what(await relay.receive()))
-            ping = await relay.receive()
-            received.append(what(ping))
-            await relay.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
-        return TurnResult()
-
-    async with drive(FunctionAdapter(scenario), workspace=tmp_path, timeout=60) as d:
-        turn = await d.prompt("publish to a client that misses the announcement")
-    assert turn.stop_reason == "end_turn"
-    changed = "notifications/tools/list_changed"
-    assert received == ["0 tools", changed, changed, "1 tools", "ping"]
+    received = await played(tmp_path, play)
+    assert received == ["0 tools", CHANGED, CHANGED, "1 tools", "ping"]
