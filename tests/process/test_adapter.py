@@ -109,6 +109,16 @@ async def test_capabilities_state_what_the_agent_can_do(tmp_path: Path) -> None:
     assert error.payload.error_code == "UNSUPPORTED"
 
 
+async def test_an_agent_slow_to_say_what_it_can_is_waited_for_as_any_command(
+    tmp_path: Path,
+) -> None:
+    # omp on a loaded host took over 5 s to list its models: its session claimed none
+    async with drive(fake_adapter("--models-after", "6"), workspace=tmp_path) as d:
+        caps = await d.wait_for(SessionCapabilitiesFrame)
+    assert caps.payload.features.model_list
+    assert caps.payload.features.model_change
+
+
 async def test_the_agent_runs_in_the_workspace_with_the_rawp_variables_winning(
     tmp_path: Path,
 ) -> None:

@@ -28,9 +28,6 @@ from rawp_adapters import AgentFailure, ModelState, OperationRejected
 from rawp_adapters.frames import ModelInfo, ModelSet, PlanEntry, PromptSteer
 
 _STEER_COMMANDS = {"steer": "steer", "follow_up": "follow_up"}
-PROBE_BOUND = 5.0
-"""Seconds the agent may take to say what it can once it is ready; an agent that does
-not answer in time (it may not read its stdin) is taken to have none of it."""
 
 
 class LiveControl:
@@ -49,8 +46,10 @@ class LiveControl:
 
     async def probe(self) -> bool:
         """Read the model, thinking level and what the agent can do (once it is ready);
-        False when the agent did not answer within :data:`PROBE_BOUND`."""
-        with anyio.move_on_after(PROBE_BOUND):
+        False when the agent did not answer within ``command_timeout`` (it may not read
+        its stdin), and is taken to have none of it. The bound is that of any command:
+        omp on a loaded host can take seconds, and a shorter one lost what it can do."""
+        with anyio.move_on_after(self._timeout):
             try:
                 state = await self._state()
                 # An empty host tool set changes nothing; only the answer matters.

@@ -17,6 +17,8 @@ does not know, such as the adapter's ``-e <extension>``, are ignored):
     --deaf                  the ready line, then never reads its stdin again
     --exit-on-usr1 N        SIGUSR1 makes it exit N (a death while idle)
     --ignore-sigterm        neither SIGTERM nor the end of stdin stops it
+    --models-after S        answers ``get_available_models`` (with no model) after S seconds,
+                            as a loaded host may; otherwise it does not know the command
 
 The first word of a prompt picks what its turn does:
 
@@ -119,6 +121,8 @@ class Agent:
         self.ids = "--no-ids" not in argv
         self.compact_fails = "--compact-fails" in argv
         self.stubborn = "--ignore-sigterm" in argv
+        flag = "--models-after"
+        self.models_after = float(argv[argv.index(flag) + 1]) if flag in argv else None
         self.streaming = False
         self.dialogs = 0
         self.commands: queue.Queue[Message | None] = queue.Queue()
@@ -179,6 +183,9 @@ class Agent:
             self.respond(command, {"isStreaming": self.streaming})
         elif kind == "abort":
             self.respond(command)
+        elif kind == "get_available_models" and self.models_after is not None:
+            time.sleep(self.models_after)
+            self.respond(command, {"models": []})
         elif kind == "compact" and self.compact_fails:
             emit({"type": "response", "command": "parse", "success": False,
                   "error": "Failed to parse command: Nothing to compact"})  # fmt: skip
