@@ -30,7 +30,10 @@ async def test_capabilities_name_the_containment_the_agent_runs_under(
     monkeypatch.setenv(CONTAINMENT_VAR, cap)
     agent = tmp_path / "agent.py"
     agent.write_text(READY_AGENT)
-    adapter = ProcessAdapter.from_settings({"command": [sys.executable, str(agent)]})
+    # it answers no command: what it can do is asked for command_timeout before it starts
+    adapter = ProcessAdapter.from_settings(
+        {"command": [sys.executable, str(agent)], "command_timeout": 1.0}
+    )
     async with drive(adapter, workspace=tmp_path) as d:
         capabilities = await d.wait_for(SessionCapabilitiesFrame)
         assert capabilities.payload.features.process_containment == cap

@@ -121,7 +121,11 @@ class ProcessSettings(AgentProcessSettings):
         "`never`.",
     )
     command_timeout: float = Field(
-        default=30.0, gt=0, description="Seconds an RPC command may take to be answered."
+        default=30.0,
+        gt=0,
+        description="Seconds an RPC command may take to be answered; also how long the "
+        "session's start waits for the agent to say what it can once it is ready (an agent "
+        "that answers no command starts after it, taken to be able to do none of it).",
     )
     compact_timeout: float = Field(
         default=300.0, gt=0, description="Seconds a manual compaction may take."

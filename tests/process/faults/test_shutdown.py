@@ -96,7 +96,8 @@ async def test_an_agent_that_stops_reading_its_stdin_cannot_stall_the_end_of_the
     tmp_path: Path,
 ) -> None:
     # A prompt far larger than the pipe's buffer blocks the adapter's write for good.
-    adapter = fake_adapter("--deaf", stdin_close_grace=0.2, sigterm_grace=0.5)
+    # (it answers nothing: what it can do is asked for command_timeout before it starts)
+    adapter = fake_adapter("--deaf", stdin_close_grace=0.2, sigterm_grace=0.5, command_timeout=2.0)
     options = SessionOptions(abort_grace=0.5)
     async with drive(adapter, workspace=tmp_path, options=options) as driver:
         pid = the_fake_agent().pid
