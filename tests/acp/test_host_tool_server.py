@@ -53,15 +53,31 @@ class Relay:
         return message
 
     async def list_again_and_answer_the_ping(self) -> None:
+        """List the tools again and read until both that answer and a ``ping`` came, in
+        whichever order they come (the ping answered)."""
         await self.list_tools(2)
-        for _ in range(2):  # the new listing's answer and the ping after it, in order
+        listed = pinged = False
+        while not (listed and pinged):
             message = await self.receive()
             if message.get("method") == "ping":
                 await self.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+                pinged = True
+            listed = listed or "result" in message
 
 
 MAX_LINE = 64 * 1024 * 1024
+CHANGED = "notifications/tools/list_changed"
 Play = Callable[[HostToolServer, Relay, TaskGroup], Awaitable[None]]
+
+
+def after_the_announcements(received: list[str]) -> list[str]:
+    """What came after ``received``'s first run of announcements, those announced again
+    while a slow client got to its listing left out (the server repeats them each
+    second)."""
+    start = received.index(CHANGED)
+    while received[start] == CHANGED:
+        start += 1
+    return [name for name in received[start:] if name != CHANGED]
 
 
 def what(message: dict[str, Any]) -> str:
@@ -95,9 +111,6 @@ async def played(tmp_path: Path, play: Play, first: Sequence[HostTool] = ()) -> 
     return relays[0].received
 
 
-CHANGED = "notifications/tools/list_changed"
-
-
 async def test_a_catalog_published_while_a_listing_goes_out_is_announced_and_waited_for(
     tmp_path: Path,
 ) -> None:
@@ -114,7 +127,8 @@ async def test_a_catalog_published_while_a_listing_goes_out_is_announced_and_wai
         await relay.list_again_and_answer_the_ping()
 
     received = await played(tmp_path, play, first=BIG_CATALOG)
-    assert received == ["400 tools", CHANGED, "1 tools", "ping"]
+    assert received[:2] == ["400 tools", CHANGED]
+    assert after_the_announcements(received) == ["1 tools", "ping"]
 
 
 async def test_a_client_that_misses_the_announcement_of_a_new_catalog_is_told_again(
@@ -130,4 +144,5 @@ async def test_a_client_that_misses_the_announcement_of_a_new_catalog_is_told_ag
         await relay.list_again_and_answer_the_ping()
 
     received = await played(tmp_path, play)
-    assert received == ["0 tools", CHANGED, CHANGED, "1 tools", "ping"]
+    assert received[:3] == ["0 tools", CHANGED, CHANGED]
+    assert after_the_announcements(received) == ["1 tools", "ping"]
