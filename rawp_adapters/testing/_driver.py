@@ -32,6 +32,7 @@ _SUMMARY_RUNS = 10
 _SUMMARY_ERRORS = 3
 """How many of the agent's errors a timeout's message quotes (the last ones)."""
 _SUMMARY_ERROR_CHARS = 300
+"""How much of each of those errors it quotes (the start)."""
 
 F = TypeVar("F", bound=Envelope)
 S = TypeVar("S", bound=SessionLike, default=Session)

@@ -93,10 +93,10 @@ async def test_a_wait_that_times_out_says_what_came_and_what_the_agents_errors_s
             await ctx.emit(AgentError(severity="error", error_code="AGENT_ERROR", message=message))
         return TurnResult(stop_reason="error")
 
-    async with drive(FunctionAdapter(fails), workspace=tmp_path, timeout=0.5) as d:
+    async with drive(FunctionAdapter(fails), workspace=tmp_path) as d:
         await d.prompt("go")
         with pytest.raises(TimeoutError) as raised:
-            await d.wait_for(ToolInvokeRequestFrame)
+            await d.wait_for(ToolInvokeRequestFrame, timeout=0.5)
     message = str(raised.value)
     quoted = [repr((f"error {n}: " + "x" * 1000)[:300]) for n in (2, 3, 4)]
     assert "agent.error x5, session.usage, session.turn.end" in message
