@@ -410,7 +410,7 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         type=_positive_seconds,
         default=60.0,
         metavar="SECONDS",
-        help="bound on every wait for the agent (default: 60)",
+        help="bound on every wait for the agent, its start included (default: 60)",
     )
     check.add_argument(
         "--permission-timeout-ms",

@@ -62,7 +62,10 @@ class Probe:
         if claiming is not None and self.known.features is not None:
             _claims(self.known.features, claiming)
         adapter = self.subject.make_adapter()
-        options = SessionOptions(interaction_timeout_ms=self.subject.permission_timeout_ms)
+        options = SessionOptions(
+            interaction_timeout_ms=self.subject.permission_timeout_ms,
+            start_timeout=self.subject.timeout,
+        )
         before = await anyio.to_thread.run_sync(descendants)
         started = time.time()
         open_session = self.subject.open_session

@@ -69,7 +69,7 @@ class ConformanceSubject:
     - ``permission_timeout_ms``: the session's interaction deadline, which every
       built-in adapter takes unless configured with one of its own (then configure
       that short in ``make_adapter``).
-    - ``timeout``: bound on every wait for the agent, in seconds.
+    - ``timeout``: bound on every wait for the agent, its start included, in seconds.
     - ``open_session``: how each session is opened on the adapter ``make_adapter``
       built (a :class:`SessionOpener`); by default in this process, with
       :func:`rawp_adapters.open_session`.

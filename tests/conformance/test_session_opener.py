@@ -105,6 +105,22 @@ async def test_a_subject_that_opens_its_own_sessions_is_checked_through_them() -
     assert all(s.read[-1].type == "session.closed" for s in sessions)
 
 
+async def test_the_kits_timeout_bounds_each_sessions_start() -> None:
+    """An agent that needs more than the session's default minute to start (a loaded
+    machine, a first start that sets up its home) passes when the kit is given longer."""
+    relay = Relay()
+    subject = ConformanceSubject(
+        lambda: FunctionAdapter(say("hi")),
+        prompts=Prompts(answer="hello"),
+        timeout=180,
+        open_session=relay.open_session,
+    )
+    report = await check_adapter(subject, rules=["one-turn"])
+
+    assert report.ok, report.format()
+    assert [options.start_timeout for _, options, _ in relay.opened] == [180]
+
+
 async def test_the_kit_judges_the_sessions_the_subject_opens_not_the_adapter_it_built() -> None:
     @asynccontextmanager
     async def open_a_broken_session(
