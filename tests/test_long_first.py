@@ -55,6 +55,21 @@ def test_each_workers_share_begins_with_its_long_tests_and_the_rest_keep_their_o
     ]
 
 
+def test_the_checks_that_run_four_agents_at_once_run_one_after_another_on_one_worker() -> None:
+    short = [f"tests/core/test_x.py::test_{n}" for n in range(12)]
+    collected = [*short, OMP_CHECK, COPILOT_CHECK, VIBE_CHECK, OPENCODE_CHECK]
+    # four workers, four tests each: opencode's check opens one share and the three
+    # checks of four agents another, longest first; two shares hold no long test
+    assert ordered(collected, _Config(workerinput={"workercount": 4})) == [
+        OPENCODE_CHECK,
+        *short[:3],
+        VIBE_CHECK,
+        COPILOT_CHECK,
+        OMP_CHECK,
+        *short[3:],
+    ]
+
+
 def test_outside_xdist_workers_the_collected_order_stays() -> None:
     collected = ["tests/core/test_x.py::test_a", OPENCODE_CHECK]
     assert ordered(collected, _Config(workerinput={})) == collected

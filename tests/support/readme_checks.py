@@ -14,6 +14,10 @@ from tests.support.peers import REPO_ROOT
 SCRIPT = Path(sys.executable).parent / "rawp-adapters"
 BOUND_S = 600
 """Bound on one whole check run (every rule), however loaded the machine."""
+WAIT_S = 180
+"""The kit's bound on each wait for the agent, its start included, in place of its
+default minute: the suite runs four workers of agents on two cores (in CI, opencode
+once took over 60 s to start while three checks of four agents each ran beside it)."""
 PRINTED_URL = "http://127.0.0.1:8000/v1"
 """The model server's base URL the README's command lines name (a test's scripted
 server replaces it)."""
@@ -59,10 +63,11 @@ def readme_check(
 
 
 def run_check(argv: list[str], env: dict[str, str] | None = None) -> str:
-    """Run ``argv`` (``rawp-adapters …``) with the installed script; its output, once it
-    exited 0."""
+    """Run ``argv`` (``rawp-adapters …``) with the installed script, each wait bounded by
+    :data:`WAIT_S` unless ``argv`` sets one; its output, once it exited 0."""
+    bound = [] if "--timeout" in argv else ["--timeout", str(WAIT_S)]
     done = subprocess.run(
-        [str(SCRIPT), *argv[1:]],
+        [str(SCRIPT), *argv[1:], *bound],
         env=env,
         capture_output=True,
         text=True,
