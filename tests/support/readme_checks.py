@@ -64,10 +64,9 @@ def readme_check(
 
 def run_check(argv: list[str], env: dict[str, str] | None = None) -> str:
     """Run ``argv`` (``rawp-adapters …``) with the installed script, each wait bounded by
-    :data:`WAIT_S` unless ``argv`` sets one; its output, once it exited 0."""
-    bound = [] if "--timeout" in argv else ["--timeout", str(WAIT_S)]
+    :data:`WAIT_S`; its output, once it exited 0."""
     done = subprocess.run(
-        [str(SCRIPT), *argv[1:], *bound],
+        [str(SCRIPT), *argv[1:], "--timeout", str(WAIT_S)],
         env=env,
         capture_output=True,
         text=True,
